@@ -93,8 +93,8 @@ export interface StudyTemplate {
 }
 
 export const TEMPLATES: Record<string, StudyTemplate> = {
-  ct_chest: { items: [{ modality: 'CT', min: 1, max: 5 }], bodyParts: ['CHEST', 'CHEST', 'CHEST', 'LUNG'], descriptions: ['CT CHEST W/O CONTRAST', 'CT CHEST WITH CONTRAST', 'LOW DOSE CT SCREENING', 'CHEST'] },
-  ct_abd: { items: [{ modality: 'CT', min: 1, max: 6 }], bodyParts: ['ABDOMEN', 'ABDOMENPELVIS', 'PELVIS', 'KIDNEY', 'LIVER', 'CHESTABDPELVIS'], descriptions: ['CT ABDOMEN PELVIS W CONTRAST', 'CT ABD/PELVIS', 'CT CAP WITH CONTRAST'] },
+  ct_chest: { items: [{ modality: 'CT', min: 1, max: 6 }], bodyParts: ['CHEST', 'CHEST', 'CHEST', 'LUNG'], descriptions: ['CT CHEST W/O CONTRAST', 'CT CHEST WITH CONTRAST', 'LOW DOSE CT SCREENING', 'CHEST'] },
+  ct_abd: { items: [{ modality: 'CT', min: 1, max: 7 }], bodyParts: ['ABDOMEN', 'ABDOMENPELVIS', 'PELVIS', 'KIDNEY', 'LIVER', 'CHESTABDPELVIS'], descriptions: ['CT ABDOMEN PELVIS W CONTRAST', 'CT ABD/PELVIS', 'CT CAP WITH CONTRAST'] },
   ct_head: { items: [{ modality: 'CT', min: 1, max: 4 }], bodyParts: ['HEAD', 'HEADNECK', 'NECK', 'HEADNECK'], descriptions: ['CT SOFT TISSUE NECK W CONTRAST', 'CT HEAD/NECK'] },
   petct: { items: [{ modality: 'PT', min: 1, max: 2 }, { modality: 'CT', min: 1, max: 2 }], bodyParts: ['WHOLEBODY', 'WHOLEBODY', 'CHEST'], descriptions: ['PET/CT WHOLE BODY', 'PET CT SKULL BASE TO THIGH'] },
   mr_prostate: { items: [{ modality: 'MR', min: 4, max: 9 }], bodyParts: ['PROSTATE'], descriptions: ['MR PROSTATE W/WO CONTRAST', 'MRI PROSTATE'] },

@@ -73,7 +73,7 @@ function tsMap(): string {
 /** Per-modality distributions: instances per series, bytes per instance, equipment, SOP class. */
 const MOD_PARAMS: Record<string, { n: [number, number, number, number]; b: [number, number]; pyramid?: boolean; image: boolean }> = {
   CT: { n: [110, 0.6, 20, 1200], b: [525_000, 0.03], image: true },
-  MR: { n: [40, 0.8, 10, 3000], b: [180_000, 0.6], image: true },
+  MR: { n: [60, 0.8, 10, 3000], b: [250_000, 0.6], image: true },
   PT: { n: [250, 0.4, 80, 800], b: [120_000, 0.4], image: true },
   SM: { n: [8, 0.35, 4, 16], b: [260_000_000, 1.0], pyramid: true, image: true },
   SEG: { n: [1, 0, 1, 1], b: [1_500_000, 1.5], image: false },
@@ -123,7 +123,7 @@ async function loadDimensions(ctx: GenContext): Promise<void> {
           const n = Math.max(1, Math.round((100 * w) / total));
           for (let i = 0; i < n; i++) slots.push(t);
         }
-        const stMax = c.id === 'nlst' ? 3 : (c.profile.sm ?? 0) / total > 0.5 ? 2 : 3;
+        const stMax = c.id === 'nlst' ? 3 : (c.profile.sm ?? 0) / total > 0.5 ? 2 : 4;
         return [
           c.idx, c.id, c.name, c.cancer, c.location, c.species, c.program, c.doi, c.license, c.smLicense,
           c.head ?? false, c.nPatients, p.kind, p.prefix, p.width, p.suffix, c.pidOffset, c.uid ?? 'tcia',

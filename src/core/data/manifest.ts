@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
+
 // The dataset manifest (dataset.json) written next to the Parquet files, and
 // the object-store metadata a dataset carries. A real release without a
-// manifest gets the public defaults below, which are data, not logic: the
-// build stores them in the database and every URL is derived from there.
+// manifest gets the public defaults of data/release-defaults.json: the build
+// stores them in the database and every URL is derived from there.
 
 export interface StoreInfo {
   /** Public name of the store (the spec's neutral name is the key). */
@@ -17,20 +19,15 @@ export interface Stores {
   cloud2: StoreInfo;
 }
 
-export const DEFAULT_STORES: Stores = {
-  cloud1: {
-    name: 'aws',
-    description: 'Primary public object store (S3), no credentials needed',
-    endpoint: 'https://s3.amazonaws.com',
-    bucket_map: { 'idc-open-data': 'idc-open-data', 'idc-open-data-two': 'idc-open-data-two', 'idc-open-data-cr': 'idc-open-data-cr' },
-  },
-  cloud2: {
-    name: 'gcs',
-    description: 'Second public object store, reached through its S3-compatible endpoint',
-    endpoint: 'https://storage.googleapis.com',
-    bucket_map: { 'idc-open-data': 'idc-open-data', 'idc-open-data-two': 'idc-open-idc1', 'idc-open-data-cr': 'idc-open-cr' },
-  },
+const defaults = JSON.parse(readFileSync(new URL('../../../data/release-defaults.json', import.meta.url), 'utf8')) as {
+  release: string;
+  index_version: string;
+  stores: Stores;
 };
+
+/** Defaults of the public release layout, read from data/release-defaults.json. */
+export const RELEASE_DEFAULTS = defaults;
+export const DEFAULT_STORES: Stores = defaults.stores;
 
 export interface DatasetManifest {
   format: 'idqs-dataset/1';

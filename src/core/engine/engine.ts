@@ -22,7 +22,6 @@ export interface BudgetOptions {
 
 export interface EngineOptions {
   path: string;
-  tempDirectory: string;
   curated: BudgetOptions;
   caller: BudgetOptions & { maxQueue: number };
   sqlTimeoutMs: number;
@@ -41,7 +40,9 @@ export interface CallerSqlResult extends QueryResult {
 }
 
 /** Options applied when the database is opened; lock_configuration freezes them. */
-export function hardenedConfig(b: BudgetOptions, tempDirectory: string): Record<string, string> {
+// Spill files go to DuckDB's default <database>.tmp folder: setting
+// temp_directory is refused once external access is disabled.
+export function hardenedConfig(b: BudgetOptions): Record<string, string> {
   return {
     access_mode: 'READ_ONLY',
     enable_external_access: 'false',
@@ -52,7 +53,6 @@ export function hardenedConfig(b: BudgetOptions, tempDirectory: string): Record<
     memory_limit: b.memoryLimit,
     threads: String(b.threads),
     max_temp_directory_size: b.tempDirSize,
-    temp_directory: tempDirectory,
     lock_configuration: 'true',
   };
 }
@@ -81,8 +81,8 @@ export class Engine {
   ) {}
 
   static async open(options: EngineOptions): Promise<Engine> {
-    const ci = await DuckDBInstance.create(options.path, hardenedConfig(options.curated, options.tempDirectory));
-    const ui = await DuckDBInstance.create(options.path, hardenedConfig(options.caller, options.tempDirectory));
+    const ci = await DuckDBInstance.create(options.path, hardenedConfig(options.curated));
+    const ui = await DuckDBInstance.create(options.path, hardenedConfig(options.caller));
     const cp = await ConnectionPool.create(ci, options.curated.connections);
     const up = await ConnectionPool.create(ui, options.caller.connections, options.caller.maxQueue);
     return new Engine(ci, cp, ui, up, options);

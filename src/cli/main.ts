@@ -1,0 +1,136 @@
+// The `idqs` command line: serve the API, generate and build datasets, and
+// run read-only SQL locally through the same guard as the API.
+
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { loadConfig, type Config } from '../config.ts';
+import { API_VERSION, createContext } from '../core/context.ts';
+import { build } from '../core/data/build.ts';
+import { ensureDefaultDataset } from '../core/data/dataset.ts';
+import { generate } from '../core/data/generate.ts';
+import { IdqsError } from '../core/errors.ts';
+import { buildApp } from '../http/app.ts';
+import { progressReporter } from './progress.ts';
+
+function positiveNumber(name: string) {
+  return (v: string) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`${name} must be a positive number.`);
+    return n;
+  };
+}
+function port(v: string) {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('port must be an integer from 0 to 65535.');
+  return n;
+}
+function integer(name: string) {
+  return (v: string) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer.`);
+    return n;
+  };
+}
+
+/** The database to serve: --db, IDQS_DB, or the default dataset (built on first use). */
+async function resolveDb(cfg: Config, db: string | undefined): Promise<string> {
+  const explicit = db ?? cfg.db;
+  if (explicit) {
+    const p = resolve(explicit);
+    if (!existsSync(p)) throw new Error(`database ${p} does not exist; build one with "idqs data build --from DIR --db ${explicit}"`);
+    return p;
+  }
+  const gen = progressReporter('generating default dataset');
+  const bld = progressReporter('building database');
+  const r = await ensureDefaultDataset(cfg.cacheDir, cfg.scale, cfg.seed, (phase, s, d, t) => (phase === 'generate' ? gen : bld)(s, d, t));
+  return r.db;
+}
+
+const program = new Command();
+program
+  .name('idqs')
+  .description('IDQS: a read-only query service over public DICOM imaging metadata')
+  .version(API_VERSION)
+  .showHelpAfterError();
+
+program
+  .command('serve')
+  .description('Serve the HTTP API (default: the embedded demonstration dataset, built on first use)')
+  .addOption(new Option('--port <port>', 'port to listen on').argParser(port).env('PORT').default(8000))
+  .addOption(new Option('--host <host>', 'interface to bind').env('HOST').default('127.0.0.1'))
+  .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)')
+  .action(async (o: { port: number; host: string; db?: string }) => {
+    const cfg = loadConfig();
+    const db = await resolveDb(cfg, o.db);
+    const ctx = await createContext(cfg, db);
+    const app = await buildApp(ctx, { logger: { level: cfg.logLevel } });
+    const address = await app.listen({ port: o.port, host: o.host });
+    process.stderr.write(`IDQS ${ctx.serverVersion} serving data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''} at ${address} (docs: ${address}/v3/docs)\n`);
+    const stop = async () => {
+      await app.close();
+      ctx.engine.close();
+      process.exit(0);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+
+const data = program.command('data').description('Generate and build datasets');
+data
+  .command('generate')
+  .description('Write a synthetic dataset as Parquet files in the public release layout, plus dataset.json')
+  .requiredOption('--out <dir>', 'output folder (replaced atomically)')
+  .option('--scale <s>', 'size relative to the real corpus (1.0 = about 1M series)', positiveNumber('scale'), 0.05)
+  .option('--seed <n>', 'random seed; the same seed and scale give identical files', integer('seed'), 42)
+  .option('--no-instances', 'skip the instance-level /v2 table (much faster at large scales)')
+  .action(async (o: { out: string; scale: number; seed: number; instances: boolean }) => {
+    const m = await generate({ scale: o.scale, seed: o.seed, out: resolve(o.out), instances: o.instances, onProgress: progressReporter('generate') });
+    process.stdout.write(JSON.stringify({ out: resolve(o.out), release: m.release, totals: m.totals, row_counts: m.row_counts }, null, 2) + '\n');
+  });
+data
+  .command('build')
+  .description('Build the read-only DuckDB file from a dataset folder (ours or a real release); skipped when unchanged')
+  .requiredOption('--from <dir>', 'folder with idc_index.parquet and the other index files')
+  .requiredOption('--db <path>', 'database file to write (written aside, then renamed)')
+  .option('--force', 'rebuild even when the dataset is unchanged')
+  .action(async (o: { from: string; db: string; force?: boolean }) => {
+    const r = await build({ from: resolve(o.from), db: resolve(o.db), force: o.force, onProgress: progressReporter('build') });
+    process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+    if (!r.rebuilt) process.stderr.write('database is up to date with the dataset; nothing to do (use --force to rebuild)\n');
+  });
+
+program
+  .command('sql')
+  .description('Run one read-only SELECT/WITH statement locally through the same guard as the API')
+  .argument('<query>', 'the SQL statement')
+  .option('--db <path>', 'database file (default: the default dataset)')
+  .option('--max-rows <n>', 'row cap', integer('max-rows'))
+  .addOption(new Option('--format <f>', 'output format').choices(['json', 'table', 'csv']).default('table'))
+  .action(async (query: string, o: { db?: string; maxRows?: number; format: string }) => {
+    const cfg = loadConfig();
+    const ctx = await createContext(cfg, await resolveDb(cfg, o.db));
+    try {
+      const maxRows = Math.max(1, Math.min(o.maxRows ?? cfg.sqlMaxRows, cfg.sqlMaxRowsCap));
+      const r = await ctx.engine.callerSql(query, maxRows);
+      if (o.format === 'json') process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+      else if (o.format === 'csv') {
+        const esc = (v: unknown) => {
+          const s = v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+          return /[",\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+        };
+        process.stdout.write([r.columns.map(esc).join(','), ...r.rows.map((row) => r.columns.map((c) => esc(row[c])).join(','))].join('\n') + '\n');
+      } else {
+        console.table(r.rows);
+      }
+      if (r.truncated) process.stderr.write(`truncated at ${r.max_rows} rows; raise --max-rows (cap ${cfg.sqlMaxRowsCap}) or aggregate\n`);
+    } finally {
+      ctx.engine.close();
+    }
+  });
+
+program.parseAsync(process.argv).catch((e: unknown) => {
+  if (e instanceof IdqsError) process.stderr.write(`error (${e.code}): ${e.message}\n`);
+  else process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,119 @@
+// The application context: configuration, the engine, what the opened
+// database holds (tables, clinical tables, dataset metadata) and the server's
+// own version. Built once at start-up; adapters receive it and call services.
+
+import { readFileSync } from 'node:fs';
+import type { Config } from '../config.ts';
+import { Engine } from './engine/engine.ts';
+import { TABLES } from './registry/tables.ts';
+import { checkDbFileName, type DatasetMetadata } from './data/build.ts';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; name: string };
+
+export interface ColumnInfo {
+  name: string;
+  type: string;
+}
+
+export interface Catalog {
+  /** Registry tables present in the database, in registry order, then unexpected ones by name. */
+  tables: string[];
+  columns: Map<string, ColumnInfo[]>;
+  clinicalTables: string[];
+  v2Tables: string[];
+}
+
+export interface DatasetInfo extends DatasetMetadata {
+  identity: string;
+}
+
+export interface AppContext {
+  config: Config;
+  engine: Engine;
+  dataset: DatasetInfo;
+  catalog: Catalog;
+  apiVersion: string;
+  /** api_version plus +build when the deployment stamped one. */
+  serverVersion: string;
+  /** Weak validator shared by every response that depends only on the data release. */
+  etag: string;
+  /** Results that never change for a given database, computed once. */
+  memo: Map<string, Promise<unknown>>;
+}
+
+export const API_VERSION = pkg.version;
+
+async function loadCatalog(engine: Engine): Promise<Catalog> {
+  const rows = await engine.rows(
+    `SELECT table_schema, table_name, column_name, data_type FROM information_schema.columns
+     WHERE table_schema IN ('main', 'clinical', 'v2') ORDER BY table_schema, table_name, ordinal_position`,
+  );
+  const columns = new Map<string, ColumnInfo[]>();
+  const inSchema: Record<string, Set<string>> = { main: new Set(), clinical: new Set(), v2: new Set() };
+  for (const r of rows) {
+    const schema = String(r.table_schema);
+    const table = String(r.table_name);
+    inSchema[schema]!.add(table);
+    const key = schema === 'main' ? table : `${schema}.${table}`;
+    if (!columns.has(key)) columns.set(key, []);
+    columns.get(key)!.push({ name: String(r.column_name), type: String(r.data_type) });
+  }
+  const registry = TABLES.map((t) => t.name).filter((n) => inSchema.main!.has(n));
+  const extra = [...inSchema.main!].filter((n) => !registry.includes(n)).sort();
+  return {
+    tables: [...registry, ...extra],
+    columns,
+    clinicalTables: [...inSchema.clinical!].sort(),
+    v2Tables: [...inSchema.v2!].sort(),
+  };
+}
+
+export async function createContext(config: Config, dbPath: string): Promise<AppContext> {
+  checkDbFileName(dbPath);
+  const engine = await Engine.open({
+    path: dbPath,
+    curated: { memoryLimit: config.memoryLimit, threads: config.threads, tempDirSize: config.tempDirSize, connections: config.connections },
+    caller: {
+      memoryLimit: config.sqlMemoryLimit,
+      threads: config.sqlThreads,
+      tempDirSize: config.tempDirSize,
+      connections: config.sqlConnections,
+      maxQueue: config.sqlQueue,
+    },
+    sqlTimeoutMs: config.sqlTimeoutMs,
+  });
+  try {
+    const meta = await engine.rows(`SELECT key, value FROM idqs_meta.dataset`);
+    const get = (k: string) => meta.find((r) => r.key === k)?.value as string | undefined;
+    const metadata = JSON.parse(get('metadata') ?? 'null') as DatasetMetadata | null;
+    const identity = get('identity');
+    if (!metadata || !identity) throw new Error(`${dbPath} has no dataset metadata; build it with "idqs data build"`);
+    const catalog = await loadCatalog(engine);
+    if (!catalog.tables.includes('index')) throw new Error(`${dbPath} has no table "index"`);
+    const serverVersion = config.build && !API_VERSION.includes('+') ? `${API_VERSION}+${config.build}` : API_VERSION;
+    return {
+      config,
+      engine,
+      dataset: { ...metadata, identity },
+      catalog,
+      apiVersion: API_VERSION,
+      serverVersion,
+      etag: `W/"idqs-${identity.slice(0, 16)}-${serverVersion}"`,
+      memo: new Map(),
+    };
+  } catch (e) {
+    engine.close();
+    throw e;
+  }
+}
+
+/** Compute once per process (data is immutable for an opened database). */
+export function memo<T>(ctx: AppContext, key: string, fn: () => Promise<T>): Promise<T> {
+  let p = ctx.memo.get(key) as Promise<T> | undefined;
+  if (!p) {
+    p = fn();
+    ctx.memo.set(key, p);
+    p.catch(() => ctx.memo.delete(key));
+  }
+  return p;
+}

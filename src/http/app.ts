@@ -1,0 +1,165 @@
+// The HTTP adapter: a Fastify app over the core services. Cross-cutting
+// behaviour lives here (errors, CORS, compression, caching validators,
+// security headers, one log line per request); routes live in ./v3.
+
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import cors from '@fastify/cors';
+import compress from '@fastify/compress';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { createHash } from 'node:crypto';
+import type { AppContext } from '../core/context.ts';
+import { IdqsError } from '../core/errors.ts';
+import { v3Routes } from './v3/index.ts';
+import { validationMessage } from './validation.ts';
+import { ErrorBody } from './v3/schemas.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: AppContext;
+  }
+  interface FastifyRequest {
+    /** What the log line records of caller SQL (snippet or hash). */
+    sqlLog?: string;
+  }
+  interface FastifyContextConfig {
+    /** Response depends only on the data release: send ETag and Cache-Control, answer 304. */
+    cacheable?: boolean;
+  }
+}
+
+export interface AppOptions {
+  logger?: boolean | object;
+}
+
+export function errorBody(code: string, message: string) {
+  return { error: { code, message } };
+}
+
+export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    disableRequestLogging: true,
+    bodyLimit: ctx.config.bodyLimit,
+    exposeHeadRoutes: true,
+    ajv: { customOptions: { removeAdditional: false, allErrors: false, verbose: true, coerceTypes: 'array', useDefaults: true } },
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  app.decorate('ctx', ctx);
+  app.addSchema(ErrorBody);
+
+  // Known route patterns, to tell 405 (path exists, method does not) from 404.
+  const routes: { method: string[]; re: RegExp }[] = [];
+  app.addHook('onRoute', (r) => {
+    if (r.url.includes('*')) return; // the CORS preflight catch-all says nothing about a path
+    const pattern = r.url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+').replace(/\*/g, '.*');
+    routes.push({ method: ([] as string[]).concat(r.method as string | string[]), re: new RegExp(`^${pattern}/?$`) });
+  });
+
+  await app.register(cors, { origin: '*', methods: ['GET', 'HEAD', 'POST', 'OPTIONS'], maxAge: 600, exposedHeaders: ['ETag', 'X-Total-Count', 'X-Returned-Count', 'X-Truncated', 'X-Manifest-Limit'] });
+  await app.register(compress, { global: true, threshold: 1024, encodings: ['br', 'gzip', 'deflate'] });
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('X-Content-Type-Options', 'nosniff');
+    reply.header('Referrer-Policy', 'no-referrer');
+    reply.header('Cross-Origin-Resource-Policy', 'cross-origin');
+    if (ctx.config.hstsMaxAge > 0) reply.header('Strict-Transport-Security', `max-age=${ctx.config.hstsMaxAge}; includeSubDomains`);
+    if (!req.url.startsWith('/v3/docs')) {
+      reply.header('X-Frame-Options', 'DENY');
+      reply.header('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
+    }
+    if (req.routeOptions.config?.cacheable && (req.method === 'GET' || req.method === 'HEAD')) {
+      reply.header('ETag', ctx.etag);
+      reply.header('Cache-Control', 'public, max-age=3600');
+      const inm = req.headers['if-none-match'];
+      if (inm && inm.split(',').some((t) => t.trim() === ctx.etag || t.trim() === '*')) {
+        return reply.code(304).send();
+      }
+    } else if (req.method === 'POST') {
+      reply.header('Cache-Control', 'no-store');
+    }
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    const line: Record<string, unknown> = {
+      method: req.method,
+      route: req.routeOptions.url ?? null,
+      path: req.url.split('?')[0],
+      status: reply.statusCode,
+      duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+    };
+    if (req.sqlLog) line.sql = req.sqlLog;
+    req.log.info(line, 'request');
+  });
+
+  app.setErrorHandler((err: FastifyError | IdqsError | Error, req, reply) => {
+    if (err instanceof IdqsError) return reply.code(err.status).send(errorBody(err.code, err.message));
+    const fe = err as FastifyError;
+    if (fe.validation) {
+      return reply.code(422).send(errorBody('invalid_request', validationMessage(fe, req)));
+    }
+    switch (fe.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return reply.code(413).send(errorBody('payload_too_large', `Request body exceeds the ${ctx.config.bodyLimit}-byte limit.`));
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return reply.code(415).send(errorBody('unsupported_media_type', `Unsupported content-type ${JSON.stringify(req.headers['content-type'] ?? '')}; send application/json.`));
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return reply.code(400).send(errorBody('invalid_json', 'The request body is empty; send a JSON object (at least {}).'));
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+        return reply.code(400).send(errorBody('invalid_json', `The request body is not valid JSON: ${fe.message}`));
+    }
+    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+      return reply.code(fe.statusCode).send(errorBody('bad_request', fe.message));
+    }
+    req.log.error({ err }, 'unhandled error');
+    return reply.code(500).send(errorBody('internal_error', 'Internal error while handling the request; it has been logged.'));
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0]!;
+    const allowed = [...new Set(routes.filter((r) => r.re.test(path)).flatMap((r) => r.method))];
+    if (allowed.length > 0 && !allowed.includes(req.method)) {
+      reply.header('Allow', [...allowed, 'OPTIONS'].join(', '));
+      const use = allowed.filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
+      return reply.code(405).send(errorBody('method_not_allowed', `${req.method} is not allowed on ${path}; use ${use.join(' or ')}.`));
+    }
+    return reply.code(404).send(errorBody('not_found', `No route ${req.method} ${path}. The API lives under /v3; see /v3/docs.`));
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'IDQS: Imaging Data Query Service',
+        version: ctx.serverVersion,
+        summary: 'Read-only HTTP/JSON API over public DICOM imaging metadata',
+        description:
+          'Find a cohort, size it, get manifests of object-store URLs and download commands, run read-only SQL, read clinical tables, open viewers, and collect citations and licenses. No authentication; nothing is ever modified.',
+      },
+      tags: [
+        { name: 'meta', description: 'Service health and root document' },
+        { name: 'discovery', description: 'Collections, analysis results, attributes and their values' },
+        { name: 'query', description: 'Tables and read-only SQL' },
+        { name: 'clinical', description: 'Per-collection clinical tables' },
+        { name: 'cohort', description: 'Counts, manifests and download commands for a filter' },
+        { name: 'tools', description: 'Viewer links, citations, licenses' },
+      ],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/v3/docs', staticCSP: false });
+
+  app.get('/', { schema: { hide: true } }, (_req, reply) => reply.redirect('/v3/docs', 307));
+  app.get('/v3/openapi.json', { schema: { hide: true }, config: { cacheable: true } }, () => app.swagger());
+  await app.register(v3Routes, { prefix: '/v3' });
+  return app;
+}
+
+/** What a log line keeps of caller SQL: a short snippet or a hash. */
+export function sqlLogValue(ctx: AppContext, sql: string): string {
+  if (ctx.config.sqlLogMode === 'hash') return `sha256:${createHash('sha256').update(sql).digest('hex').slice(0, 12)}`;
+  const oneLine = sql.replace(/\s+/g, ' ').trim();
+  return oneLine.length > 200 ? `${oneLine.slice(0, 200)}…` : oneLine;
+}
+
+export type { FastifyReply, FastifyRequest };

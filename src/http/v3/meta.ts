@@ -1,0 +1,88 @@
+// Root document, health, version and headline totals.
+
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { stats, version } from '../../core/services/version.ts';
+
+const Version = Type.Object({
+  idc_version: Type.String({ description: 'Data release served, e.g. v24.' }),
+  idc_index_data_version: Type.String({ description: 'Version of the index tables, e.g. 24.2.2.' }),
+  api_version: Type.String({ description: "This server's software version." }),
+  build: Type.Optional(Type.String({ description: 'Build stamp; present only when the deployment set one.' })),
+  synthetic: Type.Boolean({ description: 'True when the served data is the generated demonstration dataset.' }),
+});
+
+const Stats = Type.Object({
+  idc_version: Type.String(),
+  collections: Type.Integer(),
+  analysis_results: Type.Integer(),
+  patients: Type.Integer(),
+  studies: Type.Integer(),
+  series: Type.Integer(),
+  instances: Type.Integer(),
+  size_TB: Type.Number({ description: 'Total size in decimal terabytes (MB / 1e6), six decimals.' }),
+  size_MB: Type.Number({ description: 'Total size in decimal megabytes.' }),
+});
+
+export async function metaRoutes(app: FastifyInstance): Promise<void> {
+  const ctx = app.ctx;
+  app.get(
+    '',
+    {
+      config: { cacheable: true },
+      schema: {
+        tags: ['meta'],
+        summary: 'API root',
+        description: 'Names the service and points to the documentation, the OpenAPI document and the version endpoint.',
+        response: {
+          200: Type.Object({
+            name: Type.String(),
+            server_version: Type.String(),
+            docs: Type.String(),
+            openapi: Type.String(),
+            version_endpoint: Type.String(),
+          }),
+        },
+      },
+    },
+    async () => ({ name: 'IDQS', server_version: ctx.serverVersion, docs: '/v3/docs', openapi: '/v3/openapi.json', version_endpoint: '/v3/version' }),
+  );
+  app.get(
+    '/health',
+    {
+      schema: {
+        tags: ['meta'],
+        summary: 'Health check',
+        description: 'Liveness: answers {"status":"ok"} while the server runs.',
+        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+  app.get(
+    '/version',
+    {
+      config: { cacheable: true },
+      schema: {
+        tags: ['discovery'],
+        summary: 'Data release and server version',
+        description: 'The data release served, the version of its index tables, and this server’s software version (plus its build stamp when set). Call it to know what answers are based on.',
+        response: { 200: Version },
+      },
+    },
+    async () => version(ctx),
+  );
+  app.get(
+    '/stats',
+    {
+      config: { cacheable: true },
+      schema: {
+        tags: ['discovery'],
+        summary: 'Headline totals',
+        description: 'Totals of the release: collections, analysis results, patients, studies, series, instances and size.',
+        response: { 200: Stats },
+      },
+    },
+    async () => stats(ctx),
+  );
+}

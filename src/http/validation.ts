@@ -1,0 +1,47 @@
+// Turn request-validation failures into one message that says where the
+// problem is, what was wrong and what is accepted.
+
+import type { FastifyError, FastifyRequest } from 'fastify';
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+  parentSchema?: { properties?: Record<string, unknown>; enum?: unknown[] };
+  schema?: unknown;
+}
+
+function where(context: string | undefined, path: string): string {
+  const p = path.replace(/^\//, '').replaceAll('/', '.');
+  return p ? `${context ?? 'request'}.${p}` : (context ?? 'request');
+}
+
+export function validationMessage(err: FastifyError, _req?: FastifyRequest): string {
+  const errors = (err.validation ?? []) as unknown as AjvError[];
+  const first = errors[0];
+  if (!first) return err.message;
+  const at = where(err.validationContext, first.instancePath);
+  switch (first.keyword) {
+    case 'additionalProperties': {
+      const member = String(first.params.additionalProperty);
+      const accepted = Object.keys(first.parentSchema?.properties ?? {});
+      return `Unknown member ${JSON.stringify(member)} in ${at}; accepted: ${accepted.length ? accepted.join(', ') : '(none)'}.`;
+    }
+    case 'required':
+      return `Missing required member ${JSON.stringify(first.params.missingProperty)} in ${at}.`;
+    case 'enum': {
+      const allowed = (first.params.allowedValues as unknown[] | undefined) ?? first.parentSchema?.enum ?? [];
+      return `${at} must be one of: ${allowed.map((v) => JSON.stringify(v)).join(', ')}.`;
+    }
+    case 'type':
+      return `${at} must be ${first.params.type}.`;
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return `${at} ${first.message}.`;
+    default:
+      return `${at} ${first.message ?? 'is invalid'}.`;
+  }
+}
