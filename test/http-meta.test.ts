@@ -39,7 +39,7 @@ test('GET /v3/version carries the build stamp when configured, and the root repo
 });
 
 test('GET /v3/stats totals agree with the index table', async () => {
-  const body = (await (await s.get('/v3/stats')).json()) as Record<string, number>;
+  const body = (await (await s.get("/v3/stats")).json()) as { series: number; patients: number; instances: number; size_MB: number; collections: number };
   const row = await s.ctx.engine.one(
     'SELECT count(*) AS series, count(DISTINCT PatientID) AS patients, sum(instanceCount) AS instances, sum(series_size_MB) AS mb FROM "index"',
   );

@@ -1,0 +1,164 @@
+// The /v3 cohort filter: {terms: {attr: [values]}, ranges: {attr: {gte, lte}}}
+// compiled to a parameterized WHERE clause over `index`. OR within an
+// attribute, AND across attributes. Identifiers come from the attribute
+// registry only; every value is bound. The result also says what was
+// actually applied and warns about filters that cannot do what the caller
+// probably meant.
+
+import { memo, type AppContext } from '../context.ts';
+import { invalidQuery } from '../errors.ts';
+import type { Param } from '../engine/engine.ts';
+import { ATTRIBUTES, ATTRIBUTE_BY_NAME, type AttributeDef } from '../registry/attributes.ts';
+import { qi } from '../registry/tables.ts';
+import { didYouMean } from '../suggest.ts';
+
+export interface RangeBound {
+  gte?: number | string | null;
+  lte?: number | string | null;
+}
+
+export interface FilterObject {
+  terms?: Record<string, string[]>;
+  ranges?: Record<string, RangeBound>;
+}
+
+export interface CompiledFilter {
+  /** SQL boolean expression over `index` columns; `TRUE` for an empty filter. */
+  where: string;
+  params: Param[];
+  filters_applied: { terms: Record<string, string[]>; ranges: Record<string, { gte?: number | string; lte?: number | string }> };
+  warnings: string[];
+  /** No clause applies: the filter selects the entire dataset. */
+  empty: boolean;
+}
+
+const TERM_NAMES = ATTRIBUTES.filter((a) => a.kind === 'term').map((a) => a.name);
+const RANGE_NAMES = ATTRIBUTES.filter((a) => a.kind === 'range').map((a) => a.name);
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+function unknownAttribute(name: string, kind: 'term' | 'range'): never {
+  const other = ATTRIBUTE_BY_NAME.get(name);
+  if (other && other.kind !== kind) {
+    throw invalidQuery(
+      kind === 'term'
+        ? `'${name}' is a range attribute: filter it with ranges, e.g. {"ranges": {"${name}": {"gte": ..., "lte": ...}}}.`
+        : `'${name}' is a term attribute: filter it with terms, e.g. {"terms": {"${name}": ["value"]}}.`,
+    );
+  }
+  const names = kind === 'term' ? TERM_NAMES : RANGE_NAMES;
+  throw invalidQuery(
+    `Unknown ${kind} filter attribute '${name}'.${didYouMean(name, ATTRIBUTES.map((a) => a.name))} ` +
+      `Valid ${kind} attributes: ${names.join(', ')}. GET /v3/attributes lists them; anything else can be filtered with POST /v3/sql.`,
+  );
+}
+
+function checkBound(attr: AttributeDef, side: 'gte' | 'lte', v: number | string): number | string {
+  if (attr.date) {
+    if (typeof v !== 'string' || !DATE.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`))) {
+      throw invalidQuery(`ranges.${attr.name}.${side} must be a date written YYYY-MM-DD (e.g. "2001-06-30"); got ${JSON.stringify(v)}.`);
+    }
+    return v;
+  }
+  if (typeof v !== 'number' || !Number.isFinite(v)) {
+    throw invalidQuery(`ranges.${attr.name}.${side} must be a number; got ${JSON.stringify(v)}.`);
+  }
+  return v;
+}
+
+/** Distinct values of a categorical attribute by lower case, for case-mismatch warnings. */
+function valuesByLowerCase(ctx: AppContext, attr: string): Promise<Map<string, string[]>> {
+  return memo(ctx, `filter-values:${attr}`, async () => {
+    const rows = await ctx.engine.rows(`SELECT DISTINCT ${qi(attr)} AS v FROM "index" WHERE ${qi(attr)} IS NOT NULL`);
+    const m = new Map<string, string[]>();
+    for (const r of rows) {
+      const v = String(r.v);
+      const k = v.toLowerCase();
+      m.set(k, [...(m.get(k) ?? []), v]);
+    }
+    return m;
+  });
+}
+
+/** For each value with no exact match: the values that match it ignoring case. */
+async function caseMismatches(ctx: AppContext, attr: AttributeDef, values: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const lettered = values.filter((v) => /[A-Za-z]/.test(v));
+  if (lettered.length === 0) return out;
+  if (attr.categorical) {
+    const byLower = await valuesByLowerCase(ctx, attr.name);
+    for (const v of lettered) {
+      const same = byLower.get(v.toLowerCase()) ?? [];
+      if (same.length > 0 && !same.includes(v)) out.set(v, same);
+    }
+    return out;
+  }
+  // Identifier-like attributes have too many values to keep; ask the engine.
+  const rows = await ctx.engine.rows(
+    `SELECT DISTINCT ${qi(attr.name)} AS v FROM "index" WHERE lower(${qi(attr.name)}) IN (${lettered.map(() => 'lower(?)').join(', ')}) LIMIT 1000`,
+    lettered,
+  );
+  const found = rows.map((r) => String(r.v));
+  for (const v of lettered) {
+    if (found.includes(v)) continue;
+    const same = found.filter((f) => f.toLowerCase() === v.toLowerCase());
+    if (same.length > 0) out.set(v, same);
+  }
+  return out;
+}
+
+export async function compileFilter(ctx: AppContext, f: FilterObject | undefined | null): Promise<CompiledFilter> {
+  const clauses: string[] = [];
+  const params: Param[] = [];
+  const warnings: string[] = [];
+  const applied: CompiledFilter['filters_applied'] = { terms: {}, ranges: {} };
+
+  for (const [name, raw] of Object.entries(f?.terms ?? {})) {
+    const attr = ATTRIBUTE_BY_NAME.get(name);
+    if (!attr || attr.kind !== 'term') unknownAttribute(name, 'term');
+    if (!Array.isArray(raw)) throw invalidQuery(`terms.${name} must be an array of values, e.g. ["${name === 'Modality' ? 'CT' : 'value'}"].`);
+    const values = [...new Set(raw.filter((v) => v !== null && v !== undefined).map(String))];
+    if (values.length === 0) {
+      warnings.push(`terms.${name} has an empty value list and was ignored: it does not restrict the cohort.`);
+      continue;
+    }
+    clauses.push(`${qi(name)} IN (${values.map(() => '?').join(', ')})`);
+    params.push(...values);
+    applied.terms[name] = values;
+    for (const [v, same] of await caseMismatches(ctx, attr, values)) {
+      warnings.push(
+        `No series has ${name} = '${v}': matching is case-sensitive. Use ${same.map((s) => `'${s}'`).join(' or ')} (see GET /v3/attributes/${name}/values).`,
+      );
+    }
+  }
+
+  for (const [name, raw] of Object.entries(f?.ranges ?? {})) {
+    const attr = ATTRIBUTE_BY_NAME.get(name);
+    if (!attr || attr.kind !== 'range') unknownAttribute(name, 'range');
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      throw invalidQuery(`ranges.${name} must be an object with gte and/or lte, e.g. {"gte": 10, "lte": 100}.`);
+    }
+    const bound: { gte?: number | string; lte?: number | string } = {};
+    if (raw.gte !== undefined && raw.gte !== null) bound.gte = checkBound(attr, 'gte', raw.gte);
+    if (raw.lte !== undefined && raw.lte !== null) bound.lte = checkBound(attr, 'lte', raw.lte);
+    if (bound.gte === undefined && bound.lte === undefined) {
+      warnings.push(`ranges.${name} has neither gte nor lte and was ignored: it does not restrict the cohort.`);
+      continue;
+    }
+    if (bound.gte !== undefined && bound.lte !== undefined && bound.gte > bound.lte) {
+      throw invalidQuery(`ranges.${name}: gte (${JSON.stringify(bound.gte)}) is greater than lte (${JSON.stringify(bound.lte)}), which selects nothing; swap them.`);
+    }
+    if (bound.gte !== undefined) {
+      clauses.push(`${qi(name)} >= ?`);
+      params.push(bound.gte);
+    }
+    if (bound.lte !== undefined) {
+      clauses.push(`${qi(name)} <= ?`);
+      params.push(bound.lte);
+    }
+    applied.ranges[name] = bound;
+  }
+
+  const empty = clauses.length === 0;
+  if (empty) warnings.unshift('The filter is empty: the result covers the entire dataset.');
+  return { where: empty ? 'TRUE' : clauses.join(' AND '), params, filters_applied: applied, warnings, empty };
+}

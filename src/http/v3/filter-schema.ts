@@ -1,0 +1,57 @@
+// Schema of the cohort filter object, shared by every cohort-based route.
+// Unknown members at any level are refused (422) so that a mis-shaped body
+// can never silently select the entire dataset.
+
+import { Type, type Static } from '@sinclair/typebox';
+import type { FilterObject } from '../../core/filters/v3.ts';
+import { invalidRequest } from '../../core/errors.ts';
+
+export const RangeSchema = Type.Object(
+  {
+    gte: Type.Optional(Type.Union([Type.Number(), Type.String(), Type.Null()], { description: 'Lower bound, inclusive. Numbers, or YYYY-MM-DD for date attributes.' })),
+    lte: Type.Optional(Type.Union([Type.Number(), Type.String(), Type.Null()], { description: 'Upper bound, inclusive.' })),
+  },
+  { additionalProperties: false, description: 'Inclusive bounds; either may be omitted for an open-ended range.' },
+);
+
+export const FilterSchema = Type.Object(
+  {
+    terms: Type.Optional(
+      Type.Record(Type.String(), Type.Array(Type.String()), {
+        description: 'Attribute name to accepted values (OR within an attribute, AND across attributes). Values are case-sensitive; take them from GET /v3/attributes/{attr}/values.',
+        examples: [{ collection_id: ['nlst'], Modality: ['CT'] }],
+      }),
+    ),
+    ranges: Type.Optional(
+      Type.Record(Type.String(), RangeSchema, {
+        description: 'Range attribute name to {gte, lte} (e.g. instanceCount, series_size_MB, StudyDate).',
+        examples: [{ instanceCount: { gte: 50 } }],
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'Cohort filter over the series table index.' },
+);
+
+export type FilterBody = Static<typeof FilterSchema>;
+
+/** Body of counts and licenses: the filter itself, or wrapped as {"filters": {...}} (newer clients). */
+export const FilterOrWrappedSchema = Type.Object(
+  {
+    terms: FilterSchema.properties.terms,
+    ranges: FilterSchema.properties.ranges,
+    filters: Type.Optional(FilterSchema),
+  },
+  {
+    additionalProperties: false,
+    description: 'The filter object itself ({terms, ranges}); the wrapped form {"filters": {terms, ranges}} is accepted too.',
+    examples: [{ terms: { collection_id: ['nlst'], Modality: ['CT'] }, ranges: {} }],
+  },
+);
+
+export function unwrapFilters(body: Static<typeof FilterOrWrappedSchema> | undefined): FilterObject {
+  if (!body) return {};
+  if (body.filters && (body.terms || body.ranges)) {
+    throw invalidRequest('Send the filter either as the body itself ({terms, ranges}) or wrapped as {"filters": {...}}, not both.');
+  }
+  return (body.filters ?? { terms: body.terms, ranges: body.ranges }) as FilterObject;
+}
