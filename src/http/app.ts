@@ -69,15 +69,24 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
       reply.header('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
     }
     if (req.routeOptions.config?.cacheable && (req.method === 'GET' || req.method === 'HEAD')) {
-      reply.header('ETag', ctx.etag);
-      reply.header('Cache-Control', 'public, max-age=3600');
       const inm = req.headers['if-none-match'];
       if (inm && inm.split(',').some((t) => t.trim() === ctx.etag || t.trim() === '*')) {
+        reply.header('ETag', ctx.etag);
+        reply.header('Cache-Control', 'public, max-age=3600');
         return reply.code(304).send();
       }
-    } else if (req.method === 'POST') {
-      reply.header('Cache-Control', 'no-store');
     }
+  });
+
+  // Validators only on successful responses: an error must not be cached as the resource.
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (req.method === 'POST' || reply.statusCode >= 400) {
+      reply.header('Cache-Control', 'no-store');
+    } else if (req.routeOptions.config?.cacheable && reply.statusCode === 200) {
+      reply.header('ETag', ctx.etag);
+      reply.header('Cache-Control', 'public, max-age=3600');
+    }
+    return payload;
   });
 
   app.addHook('onResponse', async (req, reply) => {

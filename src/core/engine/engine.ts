@@ -165,7 +165,10 @@ export class Engine {
     }
     const prepared = await extracted.prepare(0);
     try {
-      if (prepared.statementType !== StatementType.SELECT) throw invalidQuery(READ_ONLY_MESSAGE);
+      if (prepared.statementType !== StatementType.SELECT) {
+        const kind = StatementType[prepared.statementType] ?? String(prepared.statementType);
+        throw invalidQuery(`${READ_ONLY_MESSAGE} This statement is of type ${kind}.`);
+      }
       if (prepared.parameterCount > 0) throw invalidQuery('Parameters ($1, ?) are not supported; write the values into the SQL.');
       const result = await prepared.stream();
       // Duplicate output names (a.x, b.x) get suffixes so no value is lost in row objects.
