@@ -1,0 +1,97 @@
+// Tables reachable by SQL in the main schema and their column schemas. Names
+// and columns come from the live catalog of the opened database; descriptions
+// and BigQuery-style types from the registry (extras get a type mapped from
+// the engine's type and an empty description).
+
+import type { AppContext } from '../context.ts';
+import { notFound } from '../errors.ts';
+import { TABLE_BY_NAME, displayType } from '../registry/tables.ts';
+import { suggest } from '../suggest.ts';
+
+export interface TableSummary {
+  name: string;
+  description: string;
+  column_count: number;
+}
+
+export interface TableColumn {
+  name: string;
+  /** BigQuery-style type, with [] for lists (e.g. STRING[]). */
+  type: string;
+  /** Type of the column in the SQL engine (e.g. VARCHAR[]). */
+  engine_type: string;
+  description: string;
+}
+
+export interface TableSchema {
+  name: string;
+  description: string;
+  columns: TableColumn[];
+}
+
+const SCALAR_TYPES: [RegExp, string][] = [
+  [/^(VARCHAR|CHAR|BPCHAR|TEXT|STRING|UUID)\b/, 'STRING'],
+  [/^(BIGINT|INTEGER|INT|SMALLINT|TINYINT|HUGEINT|UBIGINT|UINTEGER|USMALLINT|UTINYINT|UHUGEINT|INT\d+)\b/, 'INTEGER'],
+  [/^(DOUBLE|FLOAT|REAL|DECIMAL|NUMERIC)\b/, 'FLOAT'],
+  [/^(BOOLEAN|BOOL)\b/, 'BOOLEAN'],
+  [/^(STRUCT|MAP|UNION)\b/, 'RECORD'],
+  [/^TIMESTAMP\b/, 'TIMESTAMP'],
+  [/^DATE\b/, 'DATE'],
+  [/^TIME\b/, 'TIME'],
+  [/^(BLOB|BYTEA)\b/, 'BYTES'],
+];
+
+/** BigQuery-style name of an engine type: VARCHAR→STRING, BIGINT→INTEGER, X[]→…[], STRUCT→RECORD. */
+export function bqTypeFromEngine(engineType: string): string {
+  const t = engineType.trim().toUpperCase();
+  const list = /^(.*)\[\d*\]$/s.exec(t);
+  if (list) return `${bqTypeFromEngine(list[1]!)}[]`;
+  for (const [re, bq] of SCALAR_TYPES) if (re.test(t)) return bq;
+  return t;
+}
+
+/** The tables of the main schema: registry order, then unexpected ones by name. */
+export function listTables(ctx: AppContext): { tables: TableSummary[] } {
+  return {
+    tables: ctx.catalog.tables.map((name) => ({
+      name,
+      description: TABLE_BY_NAME.get(name)?.description ?? '',
+      column_count: ctx.catalog.columns.get(name)?.length ?? 0,
+    })),
+  };
+}
+
+function unknownTable(ctx: AppContext, name: string): never {
+  const available = ctx.catalog.tables;
+  const close = suggest(name, available);
+  const short = name.startsWith('clinical.') ? name.slice('clinical.'.length) : name;
+  let msg = `Unknown table '${name}'.`;
+  if (ctx.catalog.clinicalTables.includes(short)) {
+    msg +=
+      ` '${short}' is a per-collection clinical table: read its schema with GET /v3/clinical/tables/${short}` +
+      ` and query it in SQL as clinical.${short}.`;
+  } else if (name.startsWith('clinical.')) {
+    msg += ' Clinical tables are not served here: list them with GET /v3/clinical/tables.';
+  } else if (close.length > 0) {
+    msg += ` Did you mean ${close.map((c) => `'${c}'`).join(' or ')}?`;
+  }
+  msg += ` Available tables: ${available.join(', ')}.`;
+  throw notFound(msg);
+}
+
+/** Column schema of one table of the main schema; 404 naming the available tables otherwise. */
+export function tableSchema(ctx: AppContext, name: string): TableSchema {
+  if (!ctx.catalog.tables.includes(name)) unknownTable(ctx, name);
+  const def = TABLE_BY_NAME.get(name);
+  const registry = new Map((def?.columns ?? []).map((c) => [c.name, c]));
+  const columns = (ctx.catalog.columns.get(name) ?? []).map((live): TableColumn => {
+    const reg = registry.get(live.name);
+    return {
+      name: live.name,
+      type: reg ? displayType(reg) : bqTypeFromEngine(live.type),
+      engine_type: live.type,
+      description: reg?.description ?? '',
+    };
+  });
+  return { name, description: def?.description ?? '', columns };
+}
