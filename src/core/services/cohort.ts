@@ -1,0 +1,131 @@
+// Cohort counts and manifest pages for a /v3 filter. One query per need, run
+// concurrently: the counts (same text a benchmark runs), the page of series,
+// and the preview only when the page cannot supply it.
+
+import type { AppContext } from '../context.ts';
+import type { Row } from '../engine/engine.ts';
+import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
+import { COUNTS_SELECT, countsFromRow, type Counts } from './version.ts';
+import { compileManifestFilter, downloadInfo, MANIFEST_ORDER, type DownloadInfo } from './manifest.ts';
+
+export type FiltersApplied = CompiledFilter['filters_applied'];
+
+export interface CohortCounts extends Counts {
+  filters_applied: FiltersApplied;
+  warnings: string[];
+}
+
+/** The counts query over a compiled filter. */
+export async function countsOf(ctx: AppContext, compiled: CompiledFilter): Promise<Counts> {
+  return countsFromRow(await ctx.engine.one(`SELECT ${COUNTS_SELECT} FROM "index" WHERE ${compiled.where}`, compiled.params));
+}
+
+export async function cohortCounts(ctx: AppContext, filter: FilterObject): Promise<CohortCounts> {
+  const compiled = await compileFilter(ctx, filter);
+  const counts = await countsOf(ctx, compiled);
+  return { ...counts, filters_applied: compiled.filters_applied, warnings: compiled.warnings };
+}
+
+export interface ManifestRow {
+  collection_id: string;
+  PatientID: string;
+  StudyInstanceUID: string;
+  SeriesInstanceUID: string;
+  Modality: string | null;
+  SeriesDescription: string | null;
+  instanceCount: number | null;
+  series_size_MB: number | null;
+  aws_bucket: string | null;
+  crdc_series_uuid: string | null;
+  series_cloud1_url: string | null;
+  series_aws_url: string | null;
+  license_short_name: string | null;
+  analysis_result_id: string | null;
+}
+
+/** Columns of a manifest row, in response order; series_aws_url is an alias of series_cloud1_url. */
+const ROW_SELECT = `collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, Modality, SeriesDescription, instanceCount,
+  series_size_MB, aws_bucket, crdc_series_uuid, series_cloud1_url, series_cloud1_url AS series_aws_url, license_short_name, analysis_result_id`;
+
+const PREVIEW_SIZE = 5;
+
+export interface ManifestRequest {
+  filters?: FilterObject;
+  page?: number;
+  page_size?: number;
+  include_rows?: boolean;
+}
+
+export interface ManifestPage {
+  counts: Counts;
+  page: number;
+  page_size: number;
+  returned: number;
+  total_series: number;
+  total_pages: number;
+  has_more: boolean;
+  series: ManifestRow[];
+  download: DownloadInfo;
+  filters_applied: FiltersApplied;
+  warnings: string[];
+}
+
+/** page_size clamped to 1..maxPageSize, with a warning saying so. */
+export function clampPageSize(ctx: AppContext, requested: number | undefined, warnings: string[]): number {
+  const { pageSize, maxPageSize } = ctx.config;
+  if (requested === undefined) return pageSize;
+  const v = Math.floor(requested);
+  if (v < 1 || v > maxPageSize) {
+    const clamped = Math.min(maxPageSize, Math.max(1, v));
+    warnings.push(`page_size ${requested} is outside 1..${maxPageSize}; clamped to ${clamped}.`);
+    return clamped;
+  }
+  return v;
+}
+
+/**
+ * A page of the cohort's series (0-based pages in manifest order) with its
+ * counts and a download payload. `apiBase` is the public base URL of this
+ * API, used in the commands that fetch the full manifest.
+ */
+export async function cohortManifest(ctx: AppContext, req: ManifestRequest, apiBase: string): Promise<ManifestPage> {
+  const compiled = await compileManifestFilter(ctx, req.filters);
+  const warnings = [...compiled.warnings];
+  const page = Math.max(0, Math.floor(req.page ?? 0));
+  const pageSize = clampPageSize(ctx, req.page_size, warnings);
+  const includeRows = req.include_rows ?? true;
+  const offset = page * pageSize;
+  // No cohort has 2^53 series: such an offset is past the end without asking the engine.
+  const fetchRows = includeRows && Number.isSafeInteger(offset);
+  const previewFromPage = fetchRows && page === 0 && pageSize >= PREVIEW_SIZE;
+
+  const from = `FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER}`;
+  const [counts, rows, previewRows] = await Promise.all([
+    countsOf(ctx, compiled),
+    fetchRows ? ctx.engine.rows(`SELECT ${ROW_SELECT} ${from} LIMIT ? OFFSET ?`, [...compiled.params, pageSize, offset]) : Promise.resolve([] as Row[]),
+    previewFromPage ? Promise.resolve(null) : ctx.engine.rows(`SELECT series_cloud1_url ${from} LIMIT ?`, [...compiled.params, PREVIEW_SIZE]),
+  ]);
+  const series = rows as unknown as ManifestRow[];
+  const preview = (previewRows ?? series.slice(0, PREVIEW_SIZE)).map((r) => String(r.series_cloud1_url));
+  const total = counts.series;
+  return {
+    counts,
+    page,
+    page_size: pageSize,
+    returned: series.length,
+    total_series: total,
+    total_pages: Math.ceil(total / pageSize),
+    has_more: offset + pageSize < total,
+    series,
+    download: downloadInfo(ctx, {
+      applied: compiled.filters_applied,
+      total_series: total,
+      size_TB: counts.size_TB,
+      size_MB: counts.size_MB,
+      preview,
+      apiBase,
+    }),
+    filters_applied: compiled.filters_applied,
+    warnings,
+  };
+}

@@ -1,0 +1,118 @@
+// License breakdown of a cohort: series and size per license short name, with
+// the long name and URL of that license where the curated metadata has them,
+// and whether commercial use is allowed.
+
+import { memo, type AppContext } from '../context.ts';
+import { compileFilter, type FilterObject } from '../filters/v3.ts';
+import { round, tbFromMb, toNumber } from './numbers.ts';
+import type { FiltersApplied } from './cohort.ts';
+
+export interface LicenseItem {
+  license_short_name: string | null;
+  license_long_name?: string;
+  license_url?: string;
+  series: number;
+  size_TB: number;
+  size_MB: number;
+  commercial_use_allowed: boolean | null;
+}
+
+export interface LicensesResult {
+  licenses: LicenseItem[];
+  commercial_use_allowed_for_all: boolean;
+  filters_applied: FiltersApplied;
+  warnings: string[];
+}
+
+interface LicenseDetail {
+  long_name: string | null;
+  url: string | null;
+}
+
+/**
+ * False for non-commercial licenses (an NC element, as in CC BY-NC 4.0), true
+ * for the licenses known to permit it (CC BY, CC0, public-domain and open-data
+ * licenses), null when the license is missing or not recognised.
+ */
+export function commercialUseAllowed(shortName: string | null): boolean | null {
+  if (shortName === null || shortName.trim() === '') return null;
+  if (/(^|[^A-Za-z])NC([^A-Za-z]|$)/i.test(shortName)) return false;
+  if (/^(CC[ -]?BY|CC0|CC[ -]?ZERO|PDDL|ODC[ -]?BY|ODbL|Public Domain)/i.test(shortName.trim())) return true;
+  return null;
+}
+
+/** Long name and URL per short name, from collections' sources and analysis results (most frequent spelling wins). */
+function licenseDetails(ctx: AppContext): Promise<Map<string, LicenseDetail>> {
+  return memo(ctx, 'license-details', async () => {
+    const has = (table: string, cols: string[]) => {
+      const have = new Set((ctx.catalog.columns.get(table) ?? []).map((c) => c.name));
+      return ctx.catalog.tables.includes(table) && cols.every((c) => have.has(c));
+    };
+    const parts: string[] = [];
+    if (has('collections_index', ['sources'])) {
+      parts.push(
+        `SELECT s.license.license_short_name AS short, s.license.license_long_name AS long, s.license.license_url AS url
+         FROM (SELECT unnest(sources) AS s FROM collections_index)`,
+      );
+    }
+    if (has('analysis_results_index', ['license_short_name', 'license_long_name', 'license_url'])) {
+      parts.push(`SELECT license_short_name, license_long_name, license_url FROM analysis_results_index`);
+    }
+    const out = new Map<string, LicenseDetail>();
+    if (parts.length === 0) return out;
+    let rows;
+    try {
+      rows = await ctx.engine.rows(
+        `SELECT short, long, url, count(*) AS n FROM (${parts.join(' UNION ALL ')}) WHERE short IS NOT NULL
+         GROUP BY ALL ORDER BY short, n DESC, long NULLS LAST, url NULLS LAST`,
+      );
+    } catch {
+      // A release whose sources struct lacks the license fields: breakdown without long names.
+      return out;
+    }
+    for (const r of rows) {
+      const short = String(r.short);
+      const prev = out.get(short);
+      const long = r.long === null ? null : String(r.long);
+      const url = r.url === null ? null : String(r.url);
+      if (!prev) out.set(short, { long_name: long, url });
+      else {
+        prev.long_name ??= long;
+        prev.url ??= url;
+      }
+    }
+    return out;
+  });
+}
+
+export async function cohortLicenses(ctx: AppContext, filter: FilterObject): Promise<LicensesResult> {
+  const compiled = await compileFilter(ctx, filter);
+  const [rows, details] = await Promise.all([
+    ctx.engine.rows(
+      `SELECT license_short_name, count(*) AS series, COALESCE(sum(series_size_MB), 0) AS size_mb FROM "index" WHERE ${compiled.where}
+       GROUP BY license_short_name ORDER BY series DESC, license_short_name ASC NULLS LAST`,
+      compiled.params,
+    ),
+    licenseDetails(ctx),
+  ]);
+  const licenses = rows.map((r): LicenseItem => {
+    const short = r.license_short_name === null ? null : String(r.license_short_name);
+    const mb = toNumber(r.size_mb);
+    const d = short === null ? undefined : details.get(short);
+    return {
+      license_short_name: short,
+      ...(d?.long_name ? { license_long_name: d.long_name } : {}),
+      ...(d?.url ? { license_url: d.url } : {}),
+      series: toNumber(r.series),
+      size_TB: tbFromMb(mb),
+      size_MB: round(mb, 3),
+      commercial_use_allowed: commercialUseAllowed(short),
+    };
+  });
+  return {
+    licenses,
+    commercial_use_allowed_for_all: licenses.length > 0 && licenses.every((l) => l.commercial_use_allowed === true),
+    filters_applied: compiled.filters_applied,
+    warnings: compiled.warnings,
+  };
+}

@@ -1,0 +1,246 @@
+// Cohort routes: counts, a manifest page with download commands, the full
+// plain-text manifest (streamed), and the license breakdown.
+
+import { Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FilterObject } from '../../core/filters/v3.ts';
+import { cohortCounts, cohortManifest } from '../../core/services/cohort.ts';
+import { cohortLicenses } from '../../core/services/licenses.ts';
+import { manifestText } from '../../core/services/manifest.ts';
+import { FilterOrWrappedSchema, FilterSchema, unwrapFilters } from './filter-schema.ts';
+import { errors } from './schemas.ts';
+
+const EXAMPLE_FILTER = { terms: { collection_id: ['nlst'], Modality: ['CT'] } };
+
+const Warnings = Type.Array(Type.String(), {
+  description: 'What the filter did not do as probably meant: empty filter, ignored empty value lists, values that exist only in another casing, clamped sizes.',
+});
+
+const FiltersApplied = Type.Object(
+  {
+    terms: Type.Record(Type.String(), Type.Array(Type.String())),
+    ranges: Type.Record(
+      Type.String(),
+      Type.Object({ gte: Type.Optional(Type.Union([Type.Number(), Type.String()])), lte: Type.Optional(Type.Union([Type.Number(), Type.String()])) }),
+    ),
+  },
+  { description: 'The filter as applied: duplicate values removed, empty value lists and bound-less ranges dropped.' },
+);
+
+const countFields = {
+  patients: Type.Integer({ description: 'Distinct patients.' }),
+  studies: Type.Integer({ description: 'Distinct studies.' }),
+  series: Type.Integer({ description: 'Series (rows of index).' }),
+  instances: Type.Integer({ description: 'Sum of instanceCount.' }),
+  size_TB: Type.Number({ description: 'Size in decimal terabytes (MB / 1e6), six decimals.' }),
+  size_MB: Type.Number({ description: 'Size in decimal megabytes.' }),
+};
+
+const Counts = Type.Object(countFields);
+const CountsResponse = Type.Object({ ...countFields, filters_applied: FiltersApplied, warnings: Warnings });
+
+const ManifestRow = Type.Object({
+  collection_id: Type.String(),
+  PatientID: Type.String(),
+  StudyInstanceUID: Type.String(),
+  SeriesInstanceUID: Type.String(),
+  Modality: Type.Union([Type.String(), Type.Null()]),
+  SeriesDescription: Type.Union([Type.String(), Type.Null()]),
+  instanceCount: Type.Union([Type.Integer(), Type.Null()]),
+  series_size_MB: Type.Union([Type.Number(), Type.Null()]),
+  aws_bucket: Type.Union([Type.String(), Type.Null()], { description: 'Bucket of the series in the primary store (cloud1).' }),
+  crdc_series_uuid: Type.Union([Type.String(), Type.Null()], { description: 'Folder of the series in every bucket.' }),
+  series_cloud1_url: Type.Union([Type.String(), Type.Null()], { description: 's3://<bucket>/<crdc_series_uuid>/* in the primary store.' }),
+  series_aws_url: Type.Union([Type.String(), Type.Null()], { description: 'Alias of series_cloud1_url (the public service’s name).' }),
+  license_short_name: Type.Union([Type.String(), Type.Null()]),
+  analysis_result_id: Type.Union([Type.String(), Type.Null()], { description: 'Derived dataset the series belongs to; null for original data.' }),
+});
+
+const Download = Type.Object({
+  total_series: Type.Integer(),
+  size_TB: Type.Number(),
+  size_MB: Type.Number(),
+  manifest_preview: Type.Array(Type.String(), { description: 'The first 5 cloud1 URLs of the cohort, in manifest order.' }),
+  manifest_truncated: Type.Boolean({ description: 'True when the cohort has more series than the manifest cap, so manifest.txt cannot list them all.' }),
+  commands: Type.Object({
+    idqs: Type.Array(Type.String(), {
+      description:
+        'idqs downloader commands, alternatives: the per-collection lines (present when the filter is collection_id alone), or the --filter line, or the --manifest line after save_manifest.',
+    }),
+    save_manifest: Type.String({ description: 'curl command saving the cloud1 URL manifest (POST /v3/cohort/manifest.txt) as idqs_manifest.txt.' }),
+    s5cmd_cloud1: Type.Array(Type.String(), { description: 'Two steps, in order: save the s5cmd manifest for cloud1, then run it with s5cmd.' }),
+    s5cmd_cloud2: Type.Array(Type.String(), { description: 'Two steps, in order: save the s5cmd manifest for cloud2, then run it against its S3-compatible endpoint.' }),
+  }),
+  note: Type.String(),
+});
+
+const ManifestResponse = Type.Object({
+  counts: Counts,
+  page: Type.Integer({ description: 'Page returned (0-based).' }),
+  page_size: Type.Integer({ description: 'Effective page size after clamping.' }),
+  returned: Type.Integer({ description: 'Series in this page.' }),
+  total_series: Type.Integer(),
+  total_pages: Type.Integer(),
+  has_more: Type.Boolean({ description: 'True when a later page has series.' }),
+  series: Type.Array(ManifestRow, { description: 'Ordered by collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID.' }),
+  download: Download,
+  filters_applied: FiltersApplied,
+  warnings: Warnings,
+});
+
+const LicensesResponse = Type.Object({
+  licenses: Type.Array(
+    Type.Object({
+      license_short_name: Type.Union([Type.String(), Type.Null()], { description: 'Null groups the series without a license.' }),
+      license_long_name: Type.Optional(Type.String()),
+      license_url: Type.Optional(Type.String()),
+      series: Type.Integer(),
+      size_TB: Type.Number(),
+      size_MB: Type.Number(),
+      commercial_use_allowed: Type.Union([Type.Boolean(), Type.Null()], {
+        description: 'False for non-commercial (NC) licenses, true for licenses known to allow it, null when the license is missing or not recognised.',
+      }),
+    }),
+    { description: 'Ordered by series (descending), then name.' },
+  ),
+  commercial_use_allowed_for_all: Type.Boolean({ description: 'True only when the cohort is not empty and every license allows commercial use.' }),
+  filters_applied: FiltersApplied,
+  warnings: Warnings,
+});
+
+const MANIFEST_TEXT_HEADERS = {
+  'X-Total-Count': { type: 'integer', description: 'Series matching the filter.' },
+  'X-Returned-Count': { type: 'integer', description: 'Series lines in the body: min(X-Total-Count, X-Manifest-Limit).' },
+  'X-Truncated': { type: 'string', enum: ['true', 'false'], description: 'true when the limit cut the manifest.' },
+  'X-Manifest-Limit': { type: 'integer', description: 'Effective limit after clamping to the manifest cap.' },
+  'X-Filter-Warnings': { type: 'string', description: 'JSON array of warnings (as in the JSON routes), present only when there are any.' },
+};
+
+/** Public base URL of this API for the commands that call it back: configured, else as the caller reached it. */
+function apiBase(req: FastifyRequest): string {
+  return req.server.ctx.config.publicUrl ?? `${req.protocol}://${req.host}`;
+}
+
+/** A JSON value safe for a header: ASCII only, no line breaks. */
+function headerJson(v: unknown): string {
+  return JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+export async function cohortRoutes(app: FastifyInstance): Promise<void> {
+  const ctx = app.ctx;
+  const { pageSize, maxPageSize, manifestCap } = ctx.config;
+
+  app.post(
+    '/cohort/counts',
+    {
+      schema: {
+        tags: ['cohort'],
+        summary: 'Cohort counts',
+        description:
+          'Distinct patients, studies and series, instances and size for a filter. The body is the filter itself ({terms, ranges}); {"filters": {...}} is accepted too. ' +
+          'An empty filter ({}) gives whole-dataset totals (with a warning). Call this before asking for a manifest.',
+        body: FilterOrWrappedSchema,
+        response: { 200: CountsResponse, ...errors(400, 422) },
+      },
+    },
+    async (req) => cohortCounts(ctx, unwrapFilters(req.body as never)),
+  );
+
+  const ManifestBody = Type.Object(
+    {
+      // Optional in the schema so that a body sent unwrapped ({"terms": ...}) is told about the member it
+      // lacks the wrapper for; a missing filter is refused by the service like an empty one.
+      filters: Type.Optional(FilterSchema),
+      page: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Page to return, 0-based.' })),
+      page_size: Type.Optional(
+        Type.Integer({ default: pageSize, description: `Series per page, default ${pageSize}; clamped to 1..${maxPageSize} (a warning says so).` }),
+      ),
+      include_rows: Type.Optional(Type.Boolean({ default: true, description: 'false: counts and download payload only, no series rows.' })),
+    },
+    { additionalProperties: false, examples: [{ filters: EXAMPLE_FILTER, page: 0, page_size: 50 }] },
+  );
+  app.post(
+    '/cohort/manifest',
+    {
+      schema: {
+        tags: ['cohort'],
+        summary: 'Cohort manifest page and download commands',
+        description:
+          'Counts, one page of matching series (ordered by collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID) and a download payload: ' +
+          'a preview of the object-store URLs and ready-to-run commands of the idqs downloader and of s5cmd for both stores. ' +
+          'At least one filter is required (use /v3/cohort/counts for whole-dataset totals). Check size and licenses before downloading.',
+        body: ManifestBody,
+        response: { 200: ManifestResponse, ...errors(400, 422) },
+      },
+    },
+    async (req) => {
+      const b = req.body as { filters?: FilterObject; page?: number; page_size?: number; include_rows?: boolean };
+      return cohortManifest(ctx, b, apiBase(req));
+    },
+  );
+
+  const ManifestTextBody = Type.Object(
+    {
+      filters: Type.Optional(FilterSchema),
+      source: Type.Optional(
+        Type.String({ default: 'cloud1', description: 'Store whose URLs to list: cloud1 (default) or cloud2; aws and gcs are accepted as their names.' }),
+      ),
+      limit: Type.Optional(Type.Integer({ minimum: 1, default: manifestCap, description: `Maximum lines, default and cap ${manifestCap} (larger values are clamped).` })),
+      format: Type.Optional(
+        Type.String({ default: 'urls', description: 'urls (one s3:// URL per line) or s5cmd (a cp command per series into idqs-data/<collection_id>/<PatientID>/<StudyInstanceUID>/<SeriesInstanceUID>/, for s5cmd run).' }),
+      ),
+    },
+    { additionalProperties: false, examples: [{ filters: EXAMPLE_FILTER, source: 'cloud1', limit: 1000 }] },
+  );
+  app.post(
+    '/cohort/manifest.txt',
+    {
+      schema: {
+        tags: ['cohort'],
+        summary: 'Cohort manifest (plain text)',
+        description:
+          'The full manifest as text/plain, streamed: one s3:// series URL per line (s3://<bucket>/<crdc_series_uuid>/*), in manifest-page order. ' +
+          'source=cloud2 lists the buckets of the second store, reached through its S3-compatible endpoint (URLs keep s3://). ' +
+          'format=s5cmd emits a cp line per series, preceded by a # comment with the s5cmd command to run the file. ' +
+          'Headers X-Total-Count, X-Returned-Count, X-Truncated and X-Manifest-Limit say whether the list is complete. At least one filter is required.',
+        body: ManifestTextBody,
+        response: {
+          200: {
+            description: 'The manifest, one line per series.',
+            headers: MANIFEST_TEXT_HEADERS,
+            content: { 'text/plain': { schema: Type.String() } },
+          },
+          ...errors(400, 422),
+        },
+      },
+    },
+    async (req, reply) => {
+      const b = req.body as { filters?: FilterObject; source?: string; limit?: number; format?: string };
+      const m = await manifestText(ctx, b);
+      reply.header('Content-Type', 'text/plain; charset=utf-8');
+      reply.header('X-Total-Count', String(m.total));
+      reply.header('X-Returned-Count', String(m.returned));
+      reply.header('X-Truncated', String(m.truncated));
+      reply.header('X-Manifest-Limit', String(m.limit));
+      if (m.warnings.length > 0) reply.header('X-Filter-Warnings', headerJson(m.warnings));
+      return reply.send(Readable.from(m.body, { objectMode: false }));
+    },
+  );
+
+  app.post(
+    '/licenses',
+    {
+      schema: {
+        tags: ['tools'],
+        summary: 'Cohort license breakdown',
+        description:
+          'Series and size per license for a filter, with the license’s long name and URL where known and whether commercial use is allowed. ' +
+          'The body is the filter itself ({terms, ranges}); {"filters": {...}} is accepted too. Check this before downloading or publishing.',
+        body: FilterOrWrappedSchema,
+        response: { 200: LicensesResponse, ...errors(400, 422) },
+      },
+    },
+    async (req) => cohortLicenses(ctx, unwrapFilters(req.body as never)),
+  );
+}
