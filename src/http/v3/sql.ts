@@ -1,0 +1,72 @@
+// POST /v3/sql: one read-only SELECT/WITH statement of the caller's.
+
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { runSql } from '../../core/services/sql.ts';
+import { sqlLogValue } from '../app.ts';
+import { errors } from './schemas.ts';
+
+export const SQL_EXAMPLE = { sql: 'SELECT Modality, count(*) AS n FROM index GROUP BY 1 ORDER BY n DESC', max_rows: 20 };
+
+export async function sqlRoutes(app: FastifyInstance): Promise<void> {
+  const ctx = app.ctx;
+  const { sqlMaxRows, sqlMaxRowsCap, sqlTimeoutMs } = ctx.config;
+  const seconds = Number((sqlTimeoutMs / 1000).toFixed(3));
+
+  const SqlBody = Type.Object(
+    {
+      sql: Type.String({
+        description:
+          'Exactly one read-only statement beginning with SELECT or WITH (comments allowed; one trailing ";" allowed). ' +
+          'Tables are referenced by their names from GET /v3/tables (the main table is index); clinical tables as clinical.<table>. ' +
+          "Columns of type STRING[] hold lists: match elements with list_contains(column, 'value').",
+        examples: [SQL_EXAMPLE.sql],
+      }),
+      max_rows: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          description: `Maximum number of rows to return. Default ${sqlMaxRows}; values above the ceiling ${sqlMaxRowsCap} are lowered to it (the response reports the cap applied). Keep it small while exploring.`,
+          examples: [SQL_EXAMPLE.max_rows],
+        }),
+      ),
+    },
+    { additionalProperties: false, examples: [SQL_EXAMPLE] },
+  );
+
+  const SqlResult = Type.Object({
+    columns: Type.Array(Type.String(), {
+      description: 'Output column names in result order. A repeated name gets a suffix (a, a:1) so that no value is lost in rows.',
+    }),
+    types: Type.Array(Type.String(), { description: 'Engine type of each column, in the order of columns (e.g. VARCHAR, BIGINT, VARCHAR[]).' }),
+    rows: Type.Array(Type.Object({}, { additionalProperties: true }), {
+      description:
+        'One object per row keyed by column name. 64-bit integers are JSON numbers (strings only beyond 2^53), dates ISO strings, lists arrays, structs objects, blobs hex.',
+    }),
+    row_count: Type.Integer({ description: 'Number of rows returned.' }),
+    truncated: Type.Boolean({ description: 'True when more rows exist than max_rows: raise max_rows, narrow or aggregate the query. False means the result is complete.' }),
+    max_rows: Type.Integer({ description: 'The row cap that was applied.' }),
+  });
+
+  app.post<{ Body: Static<typeof SqlBody> }>(
+    '/sql',
+    {
+      schema: {
+        tags: ['query'],
+        summary: 'Run read-only SQL',
+        description:
+          'Runs one read-only SELECT (or WITH ... SELECT) statement on the embedded analytical engine and returns at most max_rows rows ' +
+          `(default ${sqlMaxRows}, ceiling ${sqlMaxRowsCap}); truncated says whether the result was cut. ` +
+          `Statements that write, attach, load extensions, read files or URLs, export or change settings are refused (400 invalid_query), as is more than one statement. ` +
+          "Engine errors are returned verbatim as 400 invalid_query, including its suggestions ('Did you mean ...'), so the query can be corrected. " +
+          `A query running longer than ${seconds}s is cancelled (504 query_timeout); when all SQL slots are busy the answer is 503 busy. ` +
+          'Learn the schema first with GET /v3/tables and GET /v3/tables/{table}; for bulk series lists use the cohort manifest endpoints.',
+        body: SqlBody,
+        response: { 200: SqlResult, ...errors(400, 422, 503, 504) },
+      },
+    },
+    async (req) => {
+      req.sqlLog = sqlLogValue(ctx, req.body.sql);
+      return runSql(ctx, req.body.sql, req.body.max_rows);
+    },
+  );
+}
