@@ -33,6 +33,8 @@ export interface Config {
   valuesLimit: number;
   valuesLimitCap: number;
   viewerBaseUrl: string;
+  /** Public base URL of this API (behind a proxy), used in generated download commands. */
+  publicUrl: string | null;
   build: string | null;
   logLevel: string;
   sqlLogMode: 'snippet' | 'hash';
@@ -88,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     valuesLimit: num(env, 'IDQS_VALUES_LIMIT', 100, 1),
     valuesLimitCap: num(env, 'IDQS_VALUES_LIMIT_CAP', 10_000, 1),
     viewerBaseUrl: str(env, 'IDQS_VIEWER_BASE_URL', 'https://viewer.imaging.datacommons.cancer.gov').replace(/\/+$/, ''),
+    publicUrl: env.IDQS_PUBLIC_URL ? env.IDQS_PUBLIC_URL.replace(/\/+$/, '') : null,
     build: env.IDQS_BUILD || null,
     logLevel: str(env, 'IDQS_LOG_LEVEL', 'info'),
     sqlLogMode,

@@ -2,7 +2,7 @@
 // behaviour lives here (errors, CORS, compression, caching validators,
 // security headers, one log line per request); routes live in ./v3.
 
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import cors from '@fastify/cors';
 import compress from '@fastify/compress';
 import swagger from '@fastify/swagger';
@@ -39,7 +39,8 @@ export function errorBody(code: string, message: string) {
 export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: opts.logger ?? false,
-    disableRequestLogging: true,
+    // One line per request is written by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: ctx.config.bodyLimit,
     exposeHeadRoutes: true,
     ajv: { customOptions: { removeAdditional: false, allErrors: false, verbose: true, coerceTypes: 'array', useDefaults: true } },
@@ -56,7 +57,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     routes.push({ method: ([] as string[]).concat(r.method as string | string[]), re: new RegExp(`^${pattern}/?$`) });
   });
 
-  await app.register(cors, { origin: '*', methods: ['GET', 'HEAD', 'POST', 'OPTIONS'], maxAge: 600, exposedHeaders: ['ETag', 'X-Total-Count', 'X-Returned-Count', 'X-Truncated', 'X-Manifest-Limit'] });
+  await app.register(cors, { origin: '*', methods: ['GET', 'HEAD', 'POST', 'OPTIONS'], maxAge: 600, exposedHeaders: ['ETag', 'X-Total-Count', 'X-Returned-Count', 'X-Truncated', 'X-Manifest-Limit', 'X-Filter-Warnings'] });
   await app.register(compress, { global: true, threshold: 1024, encodings: ['br', 'gzip', 'deflate'] });
 
   app.addHook('onRequest', async (req, reply) => {

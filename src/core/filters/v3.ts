@@ -65,7 +65,7 @@ function checkBound(attr: AttributeDef, side: 'gte' | 'lte', v: number | string)
   return v;
 }
 
-/** Distinct values of a categorical attribute by lower case, for case-mismatch warnings. */
+/** Distinct values of an attribute by lower case, for case-mismatch warnings (kept: data is immutable). */
 function valuesByLowerCase(ctx: AppContext, attr: string): Promise<Map<string, string[]>> {
   return memo(ctx, `filter-values:${attr}`, async () => {
     const rows = await ctx.engine.rows(`SELECT DISTINCT ${qi(attr)} AS v FROM "index" WHERE ${qi(attr)} IS NOT NULL`);
@@ -82,26 +82,13 @@ function valuesByLowerCase(ctx: AppContext, attr: string): Promise<Map<string, s
 /** For each value with no exact match: the values that match it ignoring case. */
 async function caseMismatches(ctx: AppContext, attr: AttributeDef, values: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
-  const lettered = values.filter((v) => /[A-Za-z]/.test(v));
+  // DICOM UIDs are digits and dots: a value with letters cannot match in any casing.
+  const lettered = attr.name.endsWith('InstanceUID') ? [] : values.filter((v) => /[A-Za-z]/.test(v));
   if (lettered.length === 0) return out;
-  if (attr.categorical) {
-    const byLower = await valuesByLowerCase(ctx, attr.name);
-    for (const v of lettered) {
-      const same = byLower.get(v.toLowerCase()) ?? [];
-      if (same.length > 0 && !same.includes(v)) out.set(v, same);
-    }
-    return out;
-  }
-  // Identifier-like attributes have too many values to keep; ask the engine.
-  const rows = await ctx.engine.rows(
-    `SELECT DISTINCT ${qi(attr.name)} AS v FROM "index" WHERE lower(${qi(attr.name)}) IN (${lettered.map(() => 'lower(?)').join(', ')}) LIMIT 1000`,
-    lettered,
-  );
-  const found = rows.map((r) => String(r.v));
+  const byLower = await valuesByLowerCase(ctx, attr.name);
   for (const v of lettered) {
-    if (found.includes(v)) continue;
-    const same = found.filter((f) => f.toLowerCase() === v.toLowerCase());
-    if (same.length > 0) out.set(v, same);
+    const same = byLower.get(v.toLowerCase()) ?? [];
+    if (same.length > 0 && !same.includes(v)) out.set(v, same);
   }
   return out;
 }

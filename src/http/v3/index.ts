@@ -2,7 +2,19 @@
 
 import type { FastifyInstance } from 'fastify';
 import { metaRoutes } from './meta.ts';
+import { discoveryRoutes } from './discovery.ts';
+import { tableRoutes } from './tables.ts';
+import { clinicalRoutes } from './clinical.ts';
+import { cohortRoutes } from './cohort.ts';
+import { sqlRoutes } from './sql.ts';
+import { toolsRoutes } from './tools.ts';
 
 export async function v3Routes(app: FastifyInstance): Promise<void> {
   await app.register(metaRoutes);
+  await app.register(discoveryRoutes);
+  await app.register(tableRoutes);
+  await app.register(clinicalRoutes);
+  await app.register(cohortRoutes);
+  await app.register(sqlRoutes);
+  await app.register(toolsRoutes);
 }

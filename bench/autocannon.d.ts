@@ -1,0 +1,25 @@
+// Minimal types for the parts of autocannon the benchmark uses.
+declare module 'autocannon' {
+  interface Histogram {
+    p50: number;
+    p90: number;
+    p99: number;
+    average: number;
+  }
+  interface Result {
+    latency: Histogram;
+    requests: Histogram & { total: number };
+    errors: number;
+    non2xx: number;
+  }
+  interface Options {
+    url: string;
+    method?: string;
+    connections?: number;
+    duration?: number;
+    headers?: Record<string, string>;
+    body?: string;
+  }
+  function autocannon(opts: Options): Promise<Result>;
+  export default autocannon;
+}
