@@ -39,20 +39,22 @@ export interface GenContext {
 function macros(seed: number): string[] {
   const S = String(seed);
   return [
-    `CREATE MACRO u(k, salt) AS ((hash(${S}, k, salt) >> 11)::DOUBLE / 9007199254740992.0)`,
-    `CREATE MACRO u2(k, j, salt) AS ((hash(${S}, k, j, salt) >> 11)::DOUBLE / 9007199254740992.0)`,
+    // hash() of several arguments combines them linearly, so draws with different
+    // salts for one key would be correlated; hashing the result again mixes them.
+    `CREATE MACRO u(k, salt) AS ((hash(hash(${S}, k, salt)) >> 11)::DOUBLE / 9007199254740992.0)`,
+    `CREATE MACRO u2(k, j, salt) AS ((hash(hash(${S}, k, j, salt)) >> 11)::DOUBLE / 9007199254740992.0)`,
     `CREATE MACRO ui(k, salt, lo, hi) AS (lo + floor(u(k, salt) * (hi - lo + 1))::BIGINT)`,
     `CREATE MACRO gauss(k, salt) AS (sqrt(-2 * ln(1 - u(k, salt || ':a'))) * cos(2 * pi() * u(k, salt || ':b')))`,
     `CREATE MACRO pick(lst, k, salt) AS (lst[1 + floor(u(k, salt) * len(lst))::INTEGER])`,
-    `CREATE MACRO digits(k, salt, n) AS (right(lpad((hash(${S}, k, salt) % 1000000000000000000)::VARCHAR, 18, '0'), n))`,
-    `CREATE MACRO hex16(k, salt, part) AS printf('%016x', hash(${S}, k, salt, part))`,
+    `CREATE MACRO digits(k, salt, n) AS (right(lpad((hash(hash(${S}, k, salt)) % 1000000000000000000)::VARCHAR, 18, '0'), n))`,
+    `CREATE MACRO hex16(k, salt, part) AS printf('%016x', hash(hash(${S}, k, salt, part)))`,
     `CREATE MACRO uuid4(k, salt) AS (hex16(k, salt, 1)[1:8] || '-' || hex16(k, salt, 1)[9:12] || '-4' || hex16(k, salt, 1)[14:16] || '-' ||
-       ['8', '9', 'a', 'b'][1 + (hash(${S}, k, salt, 3) % 4)::INTEGER] || hex16(k, salt, 2)[2:4] || '-' || hex16(k, salt, 2)[5:16])`,
+       ['8', '9', 'a', 'b'][1 + (hash(hash(${S}, k, salt, 3)) % 4)::INTEGER] || hex16(k, salt, 2)[2:4] || '-' || hex16(k, salt, 2)[5:16])`,
     // DICOM UIDs: digits and dots, at most 64 characters, no component with a
     // leading zero; `typ` and the zero-padded index make them unique.
     `CREATE MACRO uid(style, c4a, c4b, typ, idx, k) AS CASE style
        WHEN 'nlst' THEN '1.2.840.113654.2.55.' || typ || lpad(idx::VARCHAR, 10, '0') || digits(k, 'uid1', 18) || digits(k, 'uid2', 10)
-       WHEN 'pixelmed' THEN '1.3.6.1.4.1.5962.99.1.' || typ || lpad(idx::VARCHAR, 10, '0') || '.' || (1000000000000 + hash(${S}, k, 'uid3') % 9000000000000)::VARCHAR || '.2.0'
+       WHEN 'pixelmed' THEN '1.3.6.1.4.1.5962.99.1.' || typ || lpad(idx::VARCHAR, 10, '0') || '.' || (1000000000000 + hash(hash(${S}, k, 'uid3')) % 9000000000000)::VARCHAR || '.2.0'
        WHEN 'highdicom' THEN '1.2.826.0.1.3680043.10.511.3.' || typ || lpad(idx::VARCHAR, 10, '0') || digits(k, 'uid1', 18) || digits(k, 'uid2', 6)
        ELSE '1.3.6.1.4.1.14519.5.2.1.' || c4a || '.' || c4b || '.' || typ || lpad(idx::VARCHAR, 10, '0') || digits(k, 'uid1', 18) || digits(k, 'uid2', 1)
      END`,
@@ -426,14 +428,14 @@ async function buildSpecialized(ctx: GenContext): Promise<void> {
   await run(`CREATE TABLE t_sm_instance_index AS
     SELECT uid(g_uid_style, g_c4a, g_c4b, 3, g_inst_offset + j, hash(g_key, j)) AS SOPInstanceUID, SeriesInstanceUID,
       ${prep},
-      round(pick([0.00025, 0.00025, 0.0005, 0.00049], g_key, 'mag') * pow(4, j), 8) AS PixelSpacing_0,
+      round(pick([0.00025, 0.00025, 0.0005, 0.00049], g_key, 'mag') * pow(2, j), 8) AS PixelSpacing_0,
       CASE WHEN j = instanceCount - 1 AND instanceCount > 3 THEN ['ORIGINAL', 'PRIMARY', 'LABEL', 'NONE']
            WHEN j = instanceCount - 2 AND instanceCount > 3 THEN ['DERIVED', 'PRIMARY', 'OVERVIEW', 'NONE']
            WHEN j = 0 THEN ['ORIGINAL', 'PRIMARY', 'VOLUME', 'NONE'] ELSE ['DERIVED', 'PRIMARY', 'VOLUME', 'RESAMPLED'] END AS ImageType,
       string_split(TransferSyntaxUID, ',')[1 + (j % len(string_split(TransferSyntaxUID, ',')))::INTEGER] AS TransferSyntaxUID,
       inst_size(g_key, j, g_b, g_pyramid) AS instance_size,
-      greatest(256, ui(g_key, 'w', 20000, 150000) // (4 ** j)::BIGINT) AS TotalPixelMatrixColumns,
-      greatest(256, ui(g_key, 'h', 15000, 90000) // (4 ** j)::BIGINT) AS TotalPixelMatrixRows,
+      greatest(256, ui(g_key, 'w', 20000, 150000) // (2 ** j)::BIGINT) AS TotalPixelMatrixColumns,
+      greatest(256, ui(g_key, 'h', 15000, 90000) // (2 ** j)::BIGINT) AS TotalPixelMatrixRows,
       uuid4(hash(g_key, j), 'crdc_instance') AS crdc_instance_uuid
     FROM (SELECT *, unnest(range(instanceCount)) AS j FROM t_series WHERE Modality = 'SM') ORDER BY SeriesInstanceUID, SOPInstanceUID`);
   await run(`CREATE TABLE t_contrast_index AS
@@ -535,15 +537,19 @@ async function buildMetadataTables(ctx: GenContext): Promise<void> {
       FROM t_series WHERE u(g_key, 'removed') < 0.015 AND series_init_idc_version > 2),
     b AS (SELECT * FROM revised UNION ALL SELECT * FROM removed)
     SELECT collection_id, PatientID, SeriesInstanceUID, StudyInstanceUID, Modality,
-      CASE aws_bucket WHEN 'idc-open-data' THEN CASE WHEN max_idc_version < 20 THEN 'public-datasets-idc' ELSE 'idc-open-data' END
-        WHEN 'idc-open-data-two' THEN 'idc-open-idc1' ELSE 'idc-open-cr' END AS gcs_bucket,
+      CASE WHEN aws_bucket = 'idc-open-data' AND max_idc_version < 20 THEN 'public-datasets-idc' ELSE ${cloud2Bucket('aws_bucket')} END AS gcs_bucket,
       crdc_series_uuid, series_size_MB,
       CASE WHEN aws_bucket = 'idc-open-data' AND max_idc_version >= 20 THEN NULL ELSE 's3://' || aws_bucket || '/' || crdc_series_uuid || '/*' END AS series_aws_url,
-      CASE aws_bucket WHEN 'idc-open-data' THEN CASE WHEN max_idc_version < 20 THEN 'public-datasets-idc' ELSE 'idc-open-data' END
-        WHEN 'idc-open-data-two' THEN 'idc-open-idc1' ELSE 'idc-open-cr' END AS gcs_bucket_1,
+      CASE WHEN aws_bucket = 'idc-open-data' AND max_idc_version < 20 THEN 'public-datasets-idc' ELSE ${cloud2Bucket('aws_bucket')} END AS gcs_bucket_1,
       CASE WHEN aws_bucket = 'idc-open-data' AND max_idc_version >= 20 THEN NULL ELSE aws_bucket END AS aws_bucket,
       min_idc_version, max_idc_version
     FROM b ORDER BY collection_id, min_idc_version, Modality, SeriesInstanceUID`);
+}
+
+/** SQL mapping a primary-store bucket column to the second store's bucket, from the store metadata. */
+function cloud2Bucket(col: string): string {
+  const cases = Object.entries(DEFAULT_STORES.cloud2.bucket_map).map(([a, b]) => `WHEN ${lit(a)} THEN ${lit(b)}`);
+  return `CASE ${col} ${cases.join(' ')} ELSE ${col} END`;
 }
 
 /** Columns of a registry table, in registry order, as a SELECT list over a t_ table. */
