@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from '../src/core/data/generate.ts';
 import { DEFAULT_STORES, type DatasetManifest } from '../src/core/data/manifest.ts';
+import { pivotSelect } from '../src/core/registry/v2.ts';
 import { lit } from '../src/core/data/sql.ts';
 import { TABLE_BY_NAME } from '../src/core/registry/tables.ts';
 
@@ -57,11 +58,13 @@ before(async () => {
   inst = await DuckDBInstance.create(':memory:', { threads: '2' });
   c = await inst.connect();
   for (const [view, rel] of [
-    ['idx', 'idc_index.parquet'], ['ci', 'clinical_index.parquet'], ['sm_inst', 'sm_instance_index.parquet'], ['dp', 'v2/dicom_pivot.parquet'],
+    ['idx', 'idc_index.parquet'], ['ci', 'clinical_index.parquet'], ['sm_inst', 'sm_instance_index.parquet'],
     ['tcga_clin', 'v2/tcga_clinical_rel9.parquet'], ['tcga_bio', 'v2/tcga_biospecimen_rel9.parquet'],
   ] as const) {
     await c.run(`CREATE VIEW ${view} AS SELECT * FROM read_parquet(${file(rel)})`);
   }
+  // dicom_pivot is stored normalised and exposed as a view, as the build does.
+  await c.run(`CREATE VIEW dp AS ${pivotSelect(`read_parquet(${file('v2/dicom_series.parquet')})`, `read_parquet(${file('v2/dicom_instances.parquet')})`)}`);
 });
 
 after(() => {
@@ -252,6 +255,6 @@ test('the same seed and scale give byte-identical clinical and v2 files', async 
     Object.fromEntries(Object.entries(m.checksums).filter(([f]) => f.startsWith('clinical/') || f.startsWith('v2/') || f === 'clinical_index.parquet'));
   const a = pick(manifest);
   assert.ok(Object.keys(a).length > 30);
-  assert.ok('v2/dicom_pivot.parquet' in a && 'v2/tcga_clinical_rel9.parquet' in a && 'v2/tcga_biospecimen_rel9.parquet' in a);
+  assert.ok('v2/dicom_instances.parquet' in a && 'v2/dicom_series.parquet' in a && 'v2/tcga_clinical_rel9.parquet' in a && 'v2/tcga_biospecimen_rel9.parquet' in a);
   assert.deepEqual(pick(again), a);
 });

@@ -7,14 +7,15 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
-import { readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { TABLES, qi, type TableDef } from '../registry/tables.ts';
 import { RELEASE_DEFAULTS, type BibRecord, type DatasetManifest, type Stores } from './manifest.ts';
 import { lit } from './sql.ts';
+import { pivotSelect } from '../registry/v2.ts';
 
 /** Bump when the layout of the built database changes, to force rebuilds. */
-export const BUILD_REVISION = 4;
+export const BUILD_REVISION = 5;
 
 export interface BuildReport {
   db: string;
@@ -100,6 +101,9 @@ export async function datasetIdentity(dir: string): Promise<string> {
 /** Identity stored in a built database, or null when the file is absent or not ours. */
 export async function builtIdentity(db: string): Promise<string | null> {
   if (!existsSync(db)) return null;
+  // The sidecar written next to the database spares opening it at every start.
+  const side = `${db}.identity`;
+  if (existsSync(side) && (await stat(side)).mtimeMs >= (await stat(db)).mtimeMs) return (await readFile(side, 'utf8')).trim();
   let inst: DuckDBInstance | undefined;
   try {
     inst = await DuckDBInstance.create(db, { access_mode: 'READ_ONLY' });
@@ -230,6 +234,10 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
     report.clinical = await loadSchemaFolder(conn, join(opts.from, 'clinical'), 'clinical', true);
     progress('v2', done++, total);
     await loadSchemaFolder(conn, join(opts.from, 'v2'), 'v2', false, report.v2);
+    if (report.v2.includes('dicom_series') && report.v2.includes('dicom_instances')) {
+      await run(`CREATE VIEW v2.dicom_pivot AS ${pivotSelect('v2.dicom_series', 'v2.dicom_instances')}`);
+      report.v2.push('dicom_pivot');
+    }
     progress('metadata', done++, total);
     await writeMetadata(conn, opts.from, identity, manifest);
     await run('CHECKPOINT');
@@ -242,7 +250,9 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   }
   conn.closeSync();
   inst.closeSync();
+  await rm(`${opts.db}.identity`, { force: true });
   await rename(tmp, opts.db);
+  await writeFile(`${opts.db}.identity`, `${identity}\n`);
   await rm(`${tmp}.wal`, { force: true });
   report.rebuilt = true;
   report.seconds = (Date.now() - started) / 1000;

@@ -11,6 +11,7 @@ import type { GenContext } from './generate.ts';
 import { ensureClinicalLatent } from './generate-clinical.ts';
 import { DEFAULT_STORES } from './manifest.ts';
 import { lit } from './sql.ts';
+import { INSTANCE_COLUMNS, PIVOT_COLUMNS, SERIES_COLUMNS } from '../registry/v2.ts';
 
 const COPY_OPTS = '(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 122880)';
 
@@ -38,32 +39,6 @@ const QUALITATIVE: Record<string, string[]> = {
 /** Skew of each rating: the most frequent value first in QUALITATIVE order is pow(u, skew) small. */
 const SKEW: Record<string, number> = {
   Calcification: 0.25, Internal_structure: 4, Lobular_Pattern: 1.8, Malignancy: 1, Margin: 0.6, Sphericity: 0.6, Spiculation: 2.2, Subtlety_score: 0.6, Texture: 0.3,
-};
-
-/** The 59 dicom_pivot columns in the order of the v2 field list, with their types. */
-const PIVOT_COLUMNS: [string, string][] = [
-  ['analysis_results_id', 'VARCHAR'], ['AnatomicRegionSequence', 'VARCHAR'], ['Apparent_Diffusion_Coefficient', 'DOUBLE'], ['aws_bucket', 'VARCHAR'],
-  ['aws_url', 'VARCHAR'], ['BodyPartExamined', 'VARCHAR'], ['Calcification', 'VARCHAR'], ['CancerType', 'VARCHAR'], ['collection_id', 'VARCHAR'],
-  ['crdc_instance_uuid', 'VARCHAR'], ['crdc_series_uuid', 'VARCHAR'], ['crdc_study_uuid', 'VARCHAR'], ['Diameter', 'DOUBLE'],
-  ['FrameOfReferenceUID', 'VARCHAR'], ['gcs_bucket', 'VARCHAR'], ['gcs_url', 'VARCHAR'], ['illuminationType', 'VARCHAR'], ['instance_size', 'BIGINT'],
-  ['Internal_structure', 'VARCHAR'], ['license_short_name', 'VARCHAR'], ['Lobular_Pattern', 'VARCHAR'], ['Malignancy', 'VARCHAR'],
-  ['Manufacturer', 'VARCHAR'], ['ManufacturerModelName', 'VARCHAR'], ['Margin', 'VARCHAR'], ['max_TotalPixelMatrixColumns', 'BIGINT'],
-  ['max_TotalPixelMatrixRows', 'BIGINT'], ['min_PixelSpacing', 'DOUBLE'], ['Modality', 'VARCHAR'], ['ObjectiveLensPower', 'BIGINT'],
-  ['PatientID', 'VARCHAR'], ['primaryAnatomicStructure', 'VARCHAR'], ['Program', 'VARCHAR'], ['SamplesPerPixel', 'BIGINT'],
-  ['SegmentAlgorithmName', 'VARCHAR'], ['SegmentAlgorithmType', 'VARCHAR'], ['SegmentedPropertyCategoryCodeSequence', 'VARCHAR'],
-  ['SegmentedPropertyTypeCodeSequence', 'VARCHAR'], ['SegmentNumber', 'BIGINT'], ['SeriesDescription', 'VARCHAR'], ['SeriesInstanceUID', 'VARCHAR'],
-  ['SeriesNumber', 'VARCHAR'], ['SliceThickness', 'DOUBLE'], ['SOPClassUID', 'VARCHAR'], ['SOPInstanceUID', 'VARCHAR'], ['source_DOI', 'VARCHAR'],
-  ['Sphericity', 'VARCHAR'], ['Sphericity_quant', 'DOUBLE'], ['Spiculation', 'VARCHAR'], ['StudyDate', 'VARCHAR'], ['StudyDescription', 'VARCHAR'],
-  ['StudyInstanceUID', 'VARCHAR'], ['Subtlety_score', 'VARCHAR'], ['Surface_area_of_mesh', 'DOUBLE'], ['tcia_species', 'VARCHAR'],
-  ['tcia_tumorLocation', 'VARCHAR'], ['Texture', 'VARCHAR'], ['Volume', 'DOUBLE'], ['Volume_of_Mesh', 'DOUBLE'],
-];
-
-/** Per-instance columns (over the expanded rows, where crdc_instance_uuid is computed once); the rest are per series. */
-const PER_INSTANCE: Record<string, string> = {
-  SOPInstanceUID: `uid(g_uid_style, g_c4a, g_c4b, 3, g_inst_offset + j, hash(g_key, j))`,
-  instance_size: `inst_size(g_key, j, g_b, g_pyramid)`,
-  aws_url: `'s3://' || aws_bucket || '/' || crdc_series_uuid || '/' || crdc_instance_uuid || '.dcm'`,
-  gcs_url: `'gs://' || gcs_bucket || '/' || crdc_series_uuid || '/' || crdc_instance_uuid || '.dcm'`,
 };
 
 async function buildPivotSeries(ctx: GenContext): Promise<void> {
@@ -154,29 +129,38 @@ async function buildPivotSeries(ctx: GenContext): Promise<void> {
 }
 
 /**
- * One streaming COPY over the per-series table expanded per instance. v2_series
- * is created in g_idx order and the COPY runs on one thread: with
- * preserve_insertion_order (set by the generator) the rows come out in
- * (g_idx, j) order and the row groups fall at the same places on every run,
- * without sorting millions of wide rows (measured: faster and ~5x less memory
- * than ORDER BY g_idx, j on two threads). uuid4 is computed once per instance.
+ * dicom_pivot is written normalised (see src/core/registry/v2.ts): the
+ * per-series fields once per series, and the per-instance fields by one
+ * streaming COPY over the series expanded per instance. v2_series is created
+ * in g_idx order and that COPY runs on one thread: with preserve_insertion_order
+ * the rows come out in (g_idx, j) order, identical on every run, without
+ * sorting millions of rows.
  */
-async function writePivot(ctx: GenContext, file: string): Promise<number> {
+async function writePivot(ctx: GenContext, dir: string): Promise<Record<string, number>> {
   await buildPivotSeries(ctx);
-  const select = PIVOT_COLUMNS.map(([name, type]) => `(${PER_INSTANCE[name] ?? `"${name}"`})::${type} AS "${name}"`).join(', ');
-  const expanded = `SELECT *, uuid4(hash(g_key, j), 'crdc_instance') AS crdc_instance_uuid
-    FROM (SELECT *, unnest(range(instanceCount)) AS j FROM v2_series)`;
+  const types = new Map(PIVOT_COLUMNS);
+  const seriesSelect = SERIES_COLUMNS.map((n) => `"${n}"::${types.get(n)} AS "${n}"`).join(', ');
+  await ctx.run(`COPY (SELECT ${seriesSelect} FROM v2_series ORDER BY g_idx) TO ${lit(join(dir, 'dicom_series.parquet'))} ${COPY_OPTS}`);
+  const instanceExpr: Record<string, string> = {
+    SeriesInstanceUID: 'SeriesInstanceUID',
+    SOPInstanceUID: `uid(g_uid_style, g_c4a, g_c4b, 3, g_inst_offset + j, hash(g_key, j))`,
+    crdc_instance_uuid: `uuid4(hash(g_key, j), 'crdc_instance')`,
+    instance_size: `inst_size(g_key, j, g_b, g_pyramid)`,
+  };
+  const instanceSelect = INSTANCE_COLUMNS.map((n) => `(${instanceExpr[n]})::${types.get(n)} AS "${n}"`).join(', ');
   const threads = String((await ctx.conn.runAndReadAll(`SELECT current_setting('threads')`)).getRows()[0]![0]);
   await ctx.run(`SET threads = 1`);
   try {
-    await ctx.run(`COPY (SELECT ${select} FROM (${expanded})) TO ${lit(file)} ${COPY_OPTS}`);
+    await ctx.run(`COPY (SELECT ${instanceSelect} FROM (SELECT *, unnest(range(instanceCount)) AS j FROM v2_series))
+      TO ${lit(join(dir, 'dicom_instances.parquet'))} ${COPY_OPTS}`);
   } finally {
     await ctx.run(`SET threads = ${Number(threads)}`);
   }
-  const r = await ctx.conn.runAndReadAll(`SELECT sum(instanceCount) FROM v2_series`);
+  const r = await ctx.conn.runAndReadAll(`SELECT count(*), sum(instanceCount) FROM v2_series`);
   await ctx.run(`DROP TABLE v2_series`);
   await ctx.run(`DROP TABLE v2_sr`);
-  return Number(r.getRows()[0]![0]);
+  const [series, instances] = r.getRows()[0]!.map(Number);
+  return { dicom_series: series!, dicom_instances: instances!, dicom_pivot: instances! };
 }
 
 /** TCGA project facts (ISB-CGC rel9 wording). */
@@ -273,7 +257,7 @@ export async function generateV2(ctx: GenContext, out: string, instances: boolea
   await mkdir(dir, { recursive: true });
   await ensureClinicalLatent(ctx);
   const counts: Record<string, number> = {};
-  if (instances) counts.dicom_pivot = await writePivot(ctx, join(dir, 'dicom_pivot.parquet'));
+  if (instances) Object.assign(counts, await writePivot(ctx, dir));
   await tcgaProjects(ctx);
   counts.tcga_clinical_rel9 = await writeTcgaClinical(ctx, join(dir, 'tcga_clinical_rel9.parquet'));
   counts.tcga_biospecimen_rel9 = await writeTcgaBiospecimen(ctx, join(dir, 'tcga_biospecimen_rel9.parquet'));
