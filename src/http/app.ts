@@ -47,6 +47,8 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     routerOptions: { ignoreTrailingSlash: true },
   });
   app.decorate('ctx', ctx);
+  // Bodies are JSON only: a text/plain body is 415, not a string that fails validation.
+  app.removeContentTypeParser('text/plain');
   app.addSchema(ErrorBody);
 
   // Known route patterns, to tell 405 (path exists, method does not) from 404.
@@ -138,6 +140,8 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   });
 
   await app.register(swagger, {
+    // Shared schemas keep their $id as component name (ErrorBody, not def-0).
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: {
