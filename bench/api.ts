@@ -94,7 +94,7 @@ async function main() {
   const db = await ensureDb();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const server: ChildProcess = spawn(process.execPath, [join(root, 'bin/idqs.js'), 'serve', '--db', db, '--port', String(port)], {
+  const server: ChildProcess = spawn(process.execPath, [join(root, 'bin/idqs.cjs'), 'serve', '--db', db, '--port', String(port)], {
     env: { ...process.env, IDQS_LOG_LEVEL: 'warn', IDQS_SQL_TIMEOUT_MS: '120000' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -303,7 +303,7 @@ test('manifest and manifest.txt refuse an empty filter with 400 pointing to coun
 });
 
 test('POST /v3/cohort/manifest.txt streams the cloud1 URLs of the cohort in manifest order, with count headers', async () => {
-  // nlst spans more than one engine chunk (2048 rows).
+  // nlst spans several blocks of lines (1024) and more than one engine chunk (2048 rows).
   const r = await s.post('/v3/cohort/manifest.txt', { filters: { terms: { collection_id: ['nlst'] } } });
   assert.equal(r.status, 200);
   assert.equal(r.headers.get('content-type'), 'text/plain; charset=utf-8');

@@ -130,8 +130,10 @@ export interface ManifestText {
 /**
  * The plain-text manifest: the count query runs first (concurrently with the
  * first chunk of the line query) so totals are known before any byte is sent;
- * the lines are then streamed without building the body in memory.
+ * the lines are then streamed block by block without building the body in memory.
  */
+const BLOCK_LINES = 1024;
+
 export async function manifestText(ctx: AppContext, req: ManifestTextRequest): Promise<ManifestText> {
   const store = resolveSource(ctx, req.source);
   const format = (req.format ?? 'urls').trim().toLowerCase() as ManifestFormat;
@@ -149,8 +151,15 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
   limit = Math.max(1, Math.floor(limit));
 
   const line = lineExpression(ctx, store, format);
+  // The engine joins the lines into blocks of BLOCK_LINES: crossing into
+  // JavaScript once per block instead of once per line is what makes the
+  // stream about as fast as the engine's own export. row_number() OVER () is
+  // DuckDB's streaming window, which keeps the order of the sorted input.
   const rows = ctx.engine.stream(
-    `SELECT ${line.sql} AS line FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?`,
+    `SELECT string_agg(line, chr(10) ORDER BY rn) || chr(10) AS block
+     FROM (SELECT line, row_number() OVER () AS rn
+           FROM (SELECT ${line.sql} AS line FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?))
+     GROUP BY (rn - 1) // ${BLOCK_LINES} ORDER BY (rn - 1) // ${BLOCK_LINES}`,
     [...line.params, ...compiled.params, limit],
   );
   const [count, first] = await Promise.allSettled([
@@ -175,7 +184,7 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
       if (header.length > 0) yield Buffer.from(header.join('\n') + '\n');
       let next = first.status === 'fulfilled' ? first.value : { done: true as const, value: undefined };
       while (!next.done) {
-        yield Buffer.from(next.value.map((r) => r[0]).join('\n') + '\n');
+        for (const r of next.value) yield Buffer.from(String(r[0]));
         next = await rows.next();
       }
     } finally {

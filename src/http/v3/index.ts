@@ -1,7 +1,7 @@
-// All /v3 routes, one plugin per route family.
+// The /v3 route families with possibly large bodies (meta routes are
+// registered apart, outside the compression scope), one plugin per family.
 
 import type { FastifyInstance } from 'fastify';
-import { metaRoutes } from './meta.ts';
 import { discoveryRoutes } from './discovery.ts';
 import { tableRoutes } from './tables.ts';
 import { clinicalRoutes } from './clinical.ts';
@@ -10,7 +10,6 @@ import { sqlRoutes } from './sql.ts';
 import { toolsRoutes } from './tools.ts';
 
 export async function v3Routes(app: FastifyInstance): Promise<void> {
-  await app.register(metaRoutes);
   await app.register(discoveryRoutes);
   await app.register(tableRoutes);
   await app.register(clinicalRoutes);
