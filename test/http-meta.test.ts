@@ -82,3 +82,13 @@ test('HEAD works on GET routes and every response has security and CORS headers'
   assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
   assert.equal(r.headers.get('strict-transport-security'), 'max-age=3600; includeSubDomains');
 });
+
+test('errors of cacheable routes are not cacheable: no ETag, Cache-Control no-store', async () => {
+  const r = await s.get('/v3/collections/__nope__');
+  assert.equal(r.status, 404);
+  assert.equal(r.headers.get('etag'), null);
+  assert.equal(r.headers.get('cache-control'), 'no-store');
+  const bad = await s.get('/v3/attributes/Modality/values?limit=0');
+  assert.equal(bad.status, 422);
+  assert.equal(bad.headers.get('etag'), null);
+});

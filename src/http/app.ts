@@ -36,6 +36,12 @@ export interface AppOptions {
   logger?: { level?: string; stream?: NodeJS.WritableStream };
 }
 
+/** Errors must not be cached as the resource they were asked for. */
+function noStore(reply: FastifyReply): void {
+  reply.removeHeader('ETag');
+  reply.header('Cache-Control', 'no-store');
+}
+
 export function errorBody(code: string, message: string) {
   return { error: { code, message } };
 }
@@ -81,10 +87,14 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     reply.headers(req.url.startsWith('/v3/docs') ? common : framed);
     // CORS for any origin, without credentials: the data is public.
     if (req.headers.origin !== undefined) reply.headers(corsHeaders);
-    if (req.routeOptions.config?.cacheable && (req.method === 'GET' || req.method === 'HEAD')) {
+    if (req.method === 'POST') {
+      reply.header('Cache-Control', 'no-store');
+    } else if (req.routeOptions.config?.cacheable) {
+      // Set up front (no onSend hook on the hot path); the error handlers
+      // replace them, so an error is never cached as the resource.
+      reply.headers(cacheHeaders);
       const inm = req.headers['if-none-match'];
       if (inm && inm.split(',').some((t) => t.trim() === ctx.etag || t.trim() === '*')) {
-        reply.headers(cacheHeaders);
         reply.code(304).send();
         return;
       }
@@ -105,24 +115,14 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
       .send();
   });
 
-  // Validators only on successful responses: an error must not be cached as the resource.
-  app.addHook('onSend', (req, reply, payload, done) => {
-    if (req.method === 'POST' || reply.statusCode >= 400) {
-      reply.header('Cache-Control', 'no-store');
-    } else if (reply.statusCode === 200 && req.routeOptions.config?.cacheable) {
-      reply.headers(cacheHeaders);
-    }
-    done(null, payload);
-  });
-
   const log: Logger | null = opts.logger
     ? opts.logger.stream
       ? pino({ level: opts.logger.level ?? 'info' }, opts.logger.stream)
       : pino({ level: opts.logger.level ?? 'info' })
     : null;
   const logRequests = log?.isLevelEnabled('info') ?? false;
-  app.addHook('onResponse', (req, reply, done) => {
-    if (logRequests) {
+  if (log && logRequests) {
+    app.addHook('onResponse', (req, reply, done) => {
       const line: Record<string, unknown> = {
         method: req.method,
         route: req.routeOptions.url ?? null,
@@ -131,12 +131,14 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
         duration_ms: Math.round(reply.elapsedTime * 100) / 100,
       };
       if (req.sqlLog) line.sql = req.sqlLog;
-      log!.info(line, 'request');
-    }
-    done();
-  });
+      log.info(line, 'request');
+      done();
+    });
+  }
+
 
   app.setErrorHandler((err: FastifyError | IdqsError | Error, req, reply) => {
+    noStore(reply);
     if (err instanceof IdqsError) return reply.code(err.status).send(errorBody(err.code, err.message));
     const fe = err as FastifyError;
     if (fe.validation) {
@@ -161,6 +163,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   });
 
   app.setNotFoundHandler((req, reply) => {
+    noStore(reply);
     const path = req.url.split('?')[0]!;
     const allowed = [...new Set(routes.filter((r) => r.re.test(path)).flatMap((r) => r.method))];
     if (allowed.length > 0 && !allowed.includes(req.method)) {
