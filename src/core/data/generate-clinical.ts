@@ -12,7 +12,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GenContext } from './generate.ts';
 import { prng, type PlannedCollection } from './plan.ts';
-import { lit } from './sql.ts';
+import { lit, weightedCase } from './sql.ts';
 import { CODED_VALUE_STRUCT, TABLE_BY_NAME } from '../registry/tables.ts';
 
 type SqlType = 'VARCHAR' | 'BIGINT' | 'DOUBLE';
@@ -591,18 +591,9 @@ function col(name: string, label: string, type: SqlType, expr: string | ((c: Col
 
 /** A coded VARCHAR column picking among codes with weights. */
 function wcol(name: string, label: string, codes: [string, string, number][]): ColumnSpec {
-  return col(name, label, 'VARCHAR', (c) => weighted(codes.map((x) => [x[0], x[2]]), c.u()), codes.map((x) => [x[0], x[1]]));
+  return col(name, label, 'VARCHAR', (c) => weightedCase(codes.map((x) => [x[0], x[2]]), c.u()), codes.map((x) => [x[0], x[1]]));
 }
 
-function weighted(opts: [Out, number][], uexpr: string): string {
-  const total = opts.reduce((s, o) => s + o[1], 0);
-  let acc = 0;
-  const whens = opts.slice(0, -1).map(([v, w]) => {
-    acc += w / total;
-    return `WHEN ${uexpr} < ${lit(Math.round(acc * 1e6) / 1e6)} THEN ${lit(v)}`;
-  });
-  return `CASE ${whens.join(' ')} ELSE ${lit(opts[opts.length - 1]![0])} END`;
-}
 
 function genericTable(c: PlannedCollection, short: string, seed: number): TableSpec {
   const rnd = prng(`clinical:${seed}:${short}`);
@@ -687,11 +678,11 @@ function nlstTables(c: PlannedCollection): TableSpec[] {
       col('rndgroup', 'Randomization group', 'VARCHAR', `'1'`, [['1', 'Spiral CT'], ['2', 'Chest X-ray']]),
       col('conflc', 'Confirmed lung cancer', 'VARCHAR', `CASE WHEN canc THEN '1' ELSE '0' END`, [['0', 'No confirmed lung cancer'], ['1', 'Confirmed lung cancer']]),
       col('can_scr', 'Result of screen associated with the first confirmed lung cancer diagnosis', 'VARCHAR',
-        (x) => `CASE WHEN NOT canc THEN '0' ELSE ${weighted([['1', 60], ['2', 10], ['3', 5], ['4', 25]], x.u())} END`,
+        (x) => `CASE WHEN NOT canc THEN '0' ELSE ${weightedCase([['1', 60], ['2', 10], ['3', 5], ['4', 25]], x.u())} END`,
         [['0', 'No Cancer'], ['1', 'Positive Screen'], ['2', 'Negative Screen'], ['3', 'Missed Screen'], ['4', 'Post Screening']]),
       ...[0, 1, 2].map((y) =>
         col(`scr_res${y}`, `Results of screen at T${y}`, 'VARCHAR',
-          (x) => `CASE WHEN canc AND ${x.u('pos')} < 0.6 THEN ${weighted([['4', 6], ['5', 3], ['6', 2]], x.u('p'))} ELSE ${weighted([['1', 55], ['2', 20], ['3', 10], ['4', 10], ['5', 3], ['13', 1], ['95', 1]], x.u())} END`,
+          (x) => `CASE WHEN canc AND ${x.u('pos')} < 0.6 THEN ${weightedCase([['4', 6], ['5', 3], ['6', 2]], x.u('p'))} ELSE ${weightedCase([['1', 55], ['2', 20], ['3', 10], ['4', 10], ['5', 3], ['13', 1], ['95', 1]], x.u())} END`,
           [
             ['1', 'Negative screen, no significant abnormalities'], ['2', 'Negative screen, minor abnormalities not suspicious for lung cancer'],
             ['3', 'Negative screen, significant abnormalities not suspicious for lung cancer'], ['4', 'Positive, change unspecified, nodule(s) >= 4 mm or enlarging nodule(s), mass(es), other non-specific abnormalities suspicious for lung cancer'],
@@ -716,11 +707,11 @@ function nlstTables(c: PlannedCollection): TableSpec[] {
       col('study_yr', 'Study year of screen (0 = T0)', 'BIGINT', 'r::BIGINT'),
       wcol('ctdxqual', 'CT diagnostic quality', [['1', 'Diagnostic CT', 90], ['2', 'Limited CT, but interpretable', 8], ['3', 'Poor quality, not interpretable', 2]]),
       wcol('ctdxqual_breath', 'Quality issue: breathing artifact', [['0', 'No', 92], ['1', 'Yes', 8]]),
-      col('techpara_kvp', 'Technical parameters: kVp', 'DOUBLE', (x) => weighted([[120, 80], [140, 12], [130, 5], [100, 3]], x.u())),
+      col('techpara_kvp', 'Technical parameters: kVp', 'DOUBLE', (x) => weightedCase([[120, 80], [140, 12], [130, 5], [100, 3]], x.u())),
       col('techpara_ma', 'Technical parameters: mA', 'DOUBLE', (x) => `(20 + 10 * ${x.ui('v', 0, 8)})::DOUBLE`),
       col('techpara_effmas', 'Technical parameters: effective mAs', 'DOUBLE', (x) => `round(15 + 30 * ${x.u()}, 1)`),
       col('techpara_fov', 'Technical parameters: field of view (cm)', 'DOUBLE', (x) => `round(30 + 15 * ${x.u()}, 1)`),
-      col('techpara_pitch', 'Technical parameters: pitch', 'DOUBLE', (x) => weighted([[1.5, 40], [1.375, 30], [1.0, 20], [2.0, 10]], x.u())),
+      col('techpara_pitch', 'Technical parameters: pitch', 'DOUBLE', (x) => weightedCase([[1.5, 40], [1.375, 30], [1.0, 20], [2.0, 10]], x.u())),
       wcol('ct_recon_filter1', 'Reconstruction filter 1', [
         ['1', 'GE Bone', 10], ['2', 'GE Lung', 15], ['3', 'GE Standard', 20], ['4', 'Philips C', 8], ['5', 'Philips D', 5], ['6', 'Siemens B30f', 15],
         ['7', 'Siemens B50f', 10], ['8', 'Toshiba FC10', 7], ['9', 'Toshiba FC51', 5], ['99', 'Other', 5],
@@ -740,7 +731,7 @@ function nlstTables(c: PlannedCollection): TableSpec[] {
   const ctab: TableSpec = {
     coll: c,
     short: 'nlst_ctab',
-    rows: `SELECT *, (pkey * 8 + yr) * 16 + ab AS rk, ab AS r, ${weighted(AB_DESC.map((x) => [x[0], x[2]]), `u((pkey * 8 + yr) * 16 + ab, 'nlst_ctab.sct_ab_desc')`)} AS sct_ab_desc_v FROM (
+    rows: `SELECT *, (pkey * 8 + yr) * 16 + ab AS rk, ab AS r, ${weightedCase(AB_DESC.map((x) => [x[0], x[2]]), `u((pkey * 8 + yr) * 16 + ab, 'nlst_ctab.sct_ab_desc')`)} AS sct_ab_desc_v FROM (
         SELECT p.*, yr, unnest(range(1, 1 + CASE WHEN p.prank = 1 AND yr = 0 THEN greatest(1, n) ELSE n END)) AS ab FROM (
           SELECT p.*, yr, CASE WHEN u(p.pkey * 8 + yr, 'nlst_ctab:none') < 0.45 THEN 0 ELSE ui(p.pkey * 8 + yr, 'nlst_ctab:n', 1, 4) END AS n
           ${base.replace('FROM g_clin p', 'FROM g_clin p CROSS JOIN range(3) t(yr)')}) p)`,
@@ -749,15 +740,15 @@ function nlstTables(c: PlannedCollection): TableSpec[] {
       col('study_yr', 'Study year of screen', 'BIGINT', 'yr::BIGINT'),
       col('sct_ab_num', 'Abnormality number (unique within a screen)', 'BIGINT', 'r::BIGINT'),
       col('sct_ab_desc', 'Abnormality description', 'VARCHAR', 'sct_ab_desc_v', AB_DESC.map((x) => [x[0], x[1]])),
-      col('sct_epi_loc', 'Location of abnormality (epicenter)', 'VARCHAR', (x) => `CASE WHEN ${nodule} THEN ${weighted([['1', 30], ['2', 8], ['3', 20], ['4', 22], ['5', 5], ['6', 13], ['8', 2]], x.u())} ELSE '.N' END`, [
+      col('sct_epi_loc', 'Location of abnormality (epicenter)', 'VARCHAR', (x) => `CASE WHEN ${nodule} THEN ${weightedCase([['1', 30], ['2', 8], ['3', 20], ['4', 22], ['5', 5], ['6', 13], ['8', 2]], x.u())} ELSE '.N' END`, [
         ['1', 'Right Upper Lobe'], ['2', 'Right Middle Lobe'], ['3', 'Right Lower Lobe'], ['4', 'Left Upper Lobe'], ['5', 'Lingula'], ['6', 'Left Lower Lobe'], ['8', 'Other (specify in comments)'], ['.N', 'Not applicable'],
       ]),
       col('sct_long_dia', 'Longest diameter (mm)', 'BIGINT', (x) => `CASE WHEN sct_ab_desc_v = '51' THEN (4 + floor(26 * pow(${x.u()}, 2.5)))::BIGINT WHEN sct_ab_desc_v = '52' THEN ${x.ui('m', 1, 3)} END`),
       col('sct_perp_dia', 'Longest perpendicular diameter (mm)', 'BIGINT', (x) => `CASE WHEN sct_ab_desc_v = '51' THEN (3 + floor(18 * pow(${x.u()}, 2.5)))::BIGINT WHEN sct_ab_desc_v = '52' THEN ${x.ui('m', 1, 3)} END`),
-      col('sct_margins', 'Margins', 'VARCHAR', (x) => `CASE WHEN ${nodule} THEN ${weighted([['1', 12], ['2', 60], ['3', 20], ['9', 8]], x.u())} ELSE '.N' END`, [
+      col('sct_margins', 'Margins', 'VARCHAR', (x) => `CASE WHEN ${nodule} THEN ${weightedCase([['1', 12], ['2', 60], ['3', 20], ['9', 8]], x.u())} ELSE '.N' END`, [
         ['1', 'Spiculated (Stellate)'], ['2', 'Smooth'], ['3', 'Poorly defined'], ['9', 'Unable to determine'], ['.N', 'Not applicable'],
       ]),
-      col('sct_pre_att', 'Predominant attenuation', 'VARCHAR', (x) => `CASE WHEN ${nodule} THEN ${weighted([['1', 70], ['2', 15], ['3', 8], ['4', 1], ['6', 1], ['7', 2], ['9', 3]], x.u())} ELSE '.N' END`, [
+      col('sct_pre_att', 'Predominant attenuation', 'VARCHAR', (x) => `CASE WHEN ${nodule} THEN ${weightedCase([['1', 70], ['2', 15], ['3', 8], ['4', 1], ['6', 1], ['7', 2], ['9', 3]], x.u())} ELSE '.N' END`, [
         ['1', 'Soft Tissue'], ['2', 'Ground glass'], ['3', 'Mixed'], ['4', 'Fluid/water'], ['6', 'Fat'], ['7', 'Other'], ['9', 'Unable to determine'], ['.N', 'Not applicable'],
       ]),
       col('sct_slice_num', 'Slice number of the abnormality', 'BIGINT', (x) => `CASE WHEN ${nodule} THEN ${x.ui('s', 10, 280)} END`),
@@ -802,7 +793,7 @@ function nlstTables(c: PlannedCollection): TableSpec[] {
         ['3', 'Grade Cell Type: Poorly Differentiated; Grade III'], ['4', 'Grade Cell Type: Undifferentiated; Grade IV'], ['9', 'Grade Cell Type: Unknown or not stated'],
       ]),
       col('lesionsize', 'Pathologic lesion size (mm)', 'BIGINT', 'tumor_mm::BIGINT'),
-      col('lc_topog', 'Topography of the primary tumor (ICD-O-3)', 'VARCHAR', (x) => weighted([['C34.1', 55], ['C34.2', 5], ['C34.3', 30], ['C34.0', 3], ['C34.9', 7]], x.u()), [
+      col('lc_topog', 'Topography of the primary tumor (ICD-O-3)', 'VARCHAR', (x) => weightedCase([['C34.1', 55], ['C34.2', 5], ['C34.3', 30], ['C34.0', 3], ['C34.9', 7]], x.u()), [
         ['C34.0', 'Main bronchus'], ['C34.1', 'Upper lobe, lung'], ['C34.2', 'Middle lobe, lung'], ['C34.3', 'Lower lobe, lung'], ['C34.9', 'Lung, NOS'],
       ]),
     ],
@@ -818,7 +809,7 @@ function ea1141Tables(c: PlannedCollection): TableSpec[] {
     `SELECT p.*, p.pkey * 4 + rd AS rk, rd AS r ${base.replace('FROM g_clin p', 'FROM g_clin p CROSS JOIN range(1, 3) t(rd)')}
       AND (rd = 1 OR p.prank = 1 OR u(p.pkey * 4 + rd, ${lit(`${short}:drop`)}) > 0.15)`;
   const BIRADS: Codes = [['0', 'Incomplete - need additional imaging evaluation'], ['1', 'Negative'], ['2', 'Benign'], ['3', 'Probably benign'], ['4', 'Suspicious'], ['5', 'Highly suggestive of malignancy']];
-  const birads = (x: ColCtx) => weighted([['1', 62], ['2', 22], ['3', 7], ['4', 5], ['0', 3], ['5', 1]], x.u());
+  const birads = (x: ColCtx) => weightedCase([['1', 62], ['2', 22], ['3', 7], ['4', 5], ['0', 3], ['5', 1]], x.u());
   const YNU: Codes = [['Y', 'Yes'], ['N', 'No'], ['U', 'Unknown']];
   const daysCol = col('days_from_registration', 'Days from registration to the exam', 'BIGINT', (x) => `(365 * (r - 1) + ${x.ui('d', 0, 60)})::BIGINT`);
   const status = (short: string, months: number): TableSpec => ({
@@ -828,9 +819,9 @@ function ea1141Tables(c: PlannedCollection): TableSpec[] {
     columns: [
       col('days_from_registration', 'Days from registration to the status report', 'BIGINT', (x) => `(${months * 30} + ${x.ui('d', 0, 45)})::BIGINT`),
       col('vital_status', 'Vital status', 'VARCHAR', `CASE WHEN vital_i = 2 AND fu_days < ${months * 30} THEN '2' ELSE '1' END`, [['1', 'Alive'], ['2', 'Dead']]),
-      col('breast_cancer_dx', 'Breast cancer diagnosed since registration', 'VARCHAR', (x) => weighted([['N', 96], ['Y', 2], ['U', 2]], x.u()), YNU),
+      col('breast_cancer_dx', 'Breast cancer diagnosed since registration', 'VARCHAR', (x) => weightedCase([['N', 96], ['Y', 2], ['U', 2]], x.u()), YNU),
       wcol('off_study', 'Off study', [['N', 'No', 94], ['Y', 'Yes', 6]]),
-      col('off_study_reason', 'Reason off study', 'VARCHAR', (x) => `CASE WHEN ${x.u()} < 0.06 THEN ${weighted([['2', 40], ['3', 40], ['4', 20]], x.u('r'))} ELSE '.N' END`, [
+      col('off_study_reason', 'Reason off study', 'VARCHAR', (x) => `CASE WHEN ${x.u()} < 0.06 THEN ${weightedCase([['2', 40], ['3', 40], ['4', 20]], x.u('r'))} ELSE '.N' END`, [
         ['1', 'Completed study'], ['2', 'Withdrew consent'], ['3', 'Lost to follow-up'], ['4', 'Other'], ['.N', 'Not applicable'],
       ]),
     ],
@@ -892,7 +883,7 @@ function ea1141Tables(c: PlannedCollection): TableSpec[] {
         wcol('exam_order', 'Order of the screening exams', [['1', 'MRI first', 50], ['2', 'DBT first', 50]]),
         wcol('recall', 'Recalled for additional imaging', [['N', 'No', 88], ['Y', 'Yes', 12]]),
         wcol('biopsy_performed', 'Biopsy performed', [['N', 'No', 95], ['Y', 'Yes', 5]]),
-        col('biopsy_result', 'Biopsy result', 'VARCHAR', (x) => `CASE WHEN ${x.u()} < 0.05 THEN ${weighted([['1', 60], ['2', 15], ['3', 10], ['4', 15]], x.u('r'))} ELSE '.N' END`, [
+        col('biopsy_result', 'Biopsy result', 'VARCHAR', (x) => `CASE WHEN ${x.u()} < 0.05 THEN ${weightedCase([['1', 60], ['2', 15], ['3', 10], ['4', 15]], x.u('r'))} ELSE '.N' END`, [
           ['1', 'Benign'], ['2', 'High-risk lesion'], ['3', 'Ductal carcinoma in situ'], ['4', 'Invasive cancer'], ['.N', 'Not applicable'],
         ]),
       ],

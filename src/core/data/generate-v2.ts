@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { GenContext } from './generate.ts';
 import { ensureClinicalLatent } from './generate-clinical.ts';
 import { DEFAULT_STORES } from './manifest.ts';
-import { lit } from './sql.ts';
+import { lit, weightedCase } from './sql.ts';
 import { INSTANCE_COLUMNS, PIVOT_COLUMNS, SERIES_COLUMNS } from '../registry/v2.ts';
 
 const COPY_OPTS = '(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 122880)';
@@ -184,15 +184,6 @@ const COUNTRIES: [string | null, number][] = [
   ['Brazil', 2], ['Italy', 2], [null, 7],
 ];
 
-function weighted(opts: [string | null, number][], uexpr: string): string {
-  const total = opts.reduce((s, o) => s + o[1], 0);
-  let acc = 0;
-  const whens = opts.slice(0, -1).map(([v, w]) => {
-    acc += w / total;
-    return `WHEN ${uexpr} < ${lit(Math.round(acc * 1e6) / 1e6)} THEN ${lit(v)}`;
-  });
-  return `CASE ${whens.join(' ')} ELSE ${lit(opts[opts.length - 1]![0])} END`;
-}
 
 async function tcgaProjects(ctx: GenContext): Promise<void> {
   const rows = ctx.plan.collections
@@ -214,7 +205,7 @@ async function writeTcgaClinical(ctx: GenContext, file: string): Promise<number>
       t.disease_code,
       p.age_dx::BIGINT AS age_at_diagnosis,
       CASE WHEN u(p.pkey, 'v2:bmi') < 0.6 THEN NULL ELSE p.bmi END::DOUBLE AS bmi,
-      ${weighted(COUNTRIES, `u(p.pkey, 'v2:country')`)} AS country,
+      ${weightedCase(COUNTRIES, `u(p.pkey, 'v2:country')`)} AS country,
       ['NOT HISPANIC OR LATINO', 'HISPANIC OR LATINO', NULL][p.eth_i] AS ethnicity,
       ['MALE', 'FEMALE', NULL, NULL][p.sex_i] AS gender,
       t.hist[1 + floor(pow(p.hist_u, 1.6) * len(t.hist))::INTEGER] AS histological_type,

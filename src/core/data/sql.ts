@@ -23,3 +23,14 @@ export function valuesTable(name: string, columns: [string, string][], rows: Lit
   const body = rows.map((r) => `(${r.map((v, i) => `${lit(v)}::${columns[i]![1]}`).join(', ')})`).join(',\n');
   return `CREATE OR REPLACE TABLE ${name} AS SELECT * FROM (VALUES ${body}) t(${columns.map(([c]) => c).join(', ')})`;
 }
+
+/** CASE expression choosing among values with weights, given a uniform draw expression in [0, 1). */
+export function weightedCase(opts: [Lit, number][], uexpr: string): string {
+  const total = opts.reduce((s, o) => s + o[1], 0);
+  let acc = 0;
+  const whens = opts.slice(0, -1).map(([v, w]) => {
+    acc += w / total;
+    return `WHEN ${uexpr} < ${lit(Math.round(acc * 1e6) / 1e6)} THEN ${lit(v)}`;
+  });
+  return `CASE ${whens.join(' ')} ELSE ${lit(opts[opts.length - 1]![0])} END`;
+}
