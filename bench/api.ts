@@ -23,6 +23,7 @@ import { generate } from '../src/core/data/generate.ts';
 import { GENERATOR_VERSION } from '../src/core/data/dataset.ts';
 import { compileFilter } from '../src/core/filters/v3.ts';
 import { COUNTS_SELECT } from '../src/core/services/version.ts';
+import { manifestQueries } from '../src/core/services/cohort.ts';
 
 function arg(name: string, def: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -165,14 +166,12 @@ async function main() {
     // 2. HTTP latency vs the engine's own time for the same SQL (one request at a time).
     const f = await compileFilter(ctx, counts);
     const countsSql = `SELECT ${COUNTS_SELECT} FROM "index" WHERE ${f.where}`;
-    const pageSql = `SELECT collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, Modality, SeriesDescription, instanceCount, series_size_MB,
-      aws_bucket, crdc_series_uuid, series_cloud1_url, series_aws_url, license_short_name, analysis_result_id
-      FROM "index" WHERE ${f.where} ORDER BY collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID LIMIT ? OFFSET ?`;
+    // The manifest route runs the counts, the page and the preview queries concurrently; time the same.
+    const mq = manifestQueries(f, 100, 300);
     const engineCounts = await timeIt(40, () => ctx.engine.query(countsSql, f.params));
-    const enginePage = await timeIt(40, async () => {
-      await ctx.engine.query(countsSql, f.params);
-      await ctx.engine.query(pageSql, [...f.params, 100, 300]);
-    });
+    const enginePage = await timeIt(40, () =>
+      Promise.all([ctx.engine.query(countsSql, f.params), ctx.engine.query(mq.rows.sql, mq.rows.params), ctx.engine.query(mq.preview.sql, mq.preview.params)]),
+    );
     const post = (path: string, body: unknown) =>
       fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => {
         if (!r.ok) throw new Error(`${path} ${r.status} ${await r.text()}`);

@@ -88,6 +88,15 @@ export function clampPageSize(ctx: AppContext, requested: number | undefined, wa
  * counts and a download payload. `apiBase` is the public base URL of this
  * API, used in the commands that fetch the full manifest.
  */
+/** The queries of a manifest page besides the counts (exported so benchmarks time the same SQL). */
+export function manifestQueries(compiled: CompiledFilter, pageSize: number, offset: number) {
+  const from = `FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER}`;
+  return {
+    rows: { sql: `SELECT ${ROW_SELECT} ${from} LIMIT ? OFFSET ?`, params: [...compiled.params, pageSize, offset] },
+    preview: { sql: `SELECT series_cloud1_url ${from} LIMIT ?`, params: [...compiled.params, PREVIEW_SIZE] },
+  };
+}
+
 export async function cohortManifest(ctx: AppContext, req: ManifestRequest, apiBase: string): Promise<ManifestPage> {
   const compiled = await compileManifestFilter(ctx, req.filters);
   const warnings = [...compiled.warnings];
@@ -99,11 +108,11 @@ export async function cohortManifest(ctx: AppContext, req: ManifestRequest, apiB
   const fetchRows = includeRows && Number.isSafeInteger(offset);
   const previewFromPage = fetchRows && page === 0 && pageSize >= PREVIEW_SIZE;
 
-  const from = `FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER}`;
+  const q = manifestQueries(compiled, pageSize, offset);
   const [counts, rows, previewRows] = await Promise.all([
     countsOf(ctx, compiled),
-    fetchRows ? ctx.engine.rows(`SELECT ${ROW_SELECT} ${from} LIMIT ? OFFSET ?`, [...compiled.params, pageSize, offset]) : Promise.resolve([] as Row[]),
-    previewFromPage ? Promise.resolve(null) : ctx.engine.rows(`SELECT series_cloud1_url ${from} LIMIT ?`, [...compiled.params, PREVIEW_SIZE]),
+    fetchRows ? ctx.engine.rows(q.rows.sql, q.rows.params) : Promise.resolve([] as Row[]),
+    previewFromPage ? Promise.resolve(null) : ctx.engine.rows(q.preview.sql, q.preview.params),
   ]);
   const series = rows as unknown as ManifestRow[];
   const preview = (previewRows ?? series.slice(0, PREVIEW_SIZE)).map((r) => String(r.series_cloud1_url));
