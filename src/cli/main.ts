@@ -41,9 +41,12 @@ async function resolveDb(cfg: Config, db: string | undefined): Promise<string> {
     if (!existsSync(p)) throw new Error(`database ${p} does not exist; build one with "idqs data build --from DIR --db ${explicit}"`);
     return p;
   }
-  const gen = progressReporter('generating default dataset');
-  const bld = progressReporter('building database');
-  const r = await ensureDefaultDataset(cfg.cacheDir, cfg.scale, cfg.seed, (phase, s, d, t) => (phase === 'generate' ? gen : bld)(s, d, t));
+  // Each phase's clock starts when that phase does.
+  const reporters: Partial<Record<'generate' | 'build', ReturnType<typeof progressReporter>>> = {};
+  const r = await ensureDefaultDataset(cfg.cacheDir, cfg.scale, cfg.seed, (phase, s, d, t) => {
+    reporters[phase] ??= progressReporter(phase === 'generate' ? 'generating default dataset' : 'building database');
+    reporters[phase](s, d, t);
+  });
   return r.db;
 }
 
