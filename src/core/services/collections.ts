@@ -9,8 +9,8 @@ import type { JsonValue } from '../engine/json.ts';
 import { qi } from '../registry/tables.ts';
 import { suggest } from '../suggest.ts';
 import { COUNTS_SELECT, countsFromRow, type Counts } from './version.ts';
-import { commercialUseAllowed } from './licenses.ts';
-import { round, tbFromMb, toNumber } from './numbers.ts';
+import { commercialUseAllowed, licenseBreakdown, type LicenseItem } from './licenses.ts';
+import { toNumber } from './numbers.ts';
 
 export interface CollectionSource {
   source_DOI: string | null;
@@ -33,14 +33,6 @@ export interface CollectionSummary {
   status: string | null;
   updated: string | null;
   sources: CollectionSource[];
-}
-
-export interface LicenseItem {
-  license_short_name: string | null;
-  series: number;
-  size_TB: number;
-  size_MB: number;
-  commercial_use_allowed: boolean | null;
 }
 
 export interface CollectionDetail extends CollectionSummary, Counts {
@@ -196,17 +188,7 @@ export async function getCollection(ctx: AppContext, id: string): Promise<Collec
     const modalities = (
       await ctx.engine.rows(`SELECT DISTINCT Modality AS m FROM "index" WHERE collection_id = ? AND Modality IS NOT NULL ORDER BY m`, [id])
     ).map((r) => String(r.m));
-    const licenses = (
-      await ctx.engine.rows(
-        `SELECT license_short_name AS name, count(DISTINCT SeriesInstanceUID) AS series, COALESCE(sum(series_size_MB), 0) AS size_mb
-         FROM "index" WHERE collection_id = ? GROUP BY 1 ORDER BY series DESC, name ASC NULLS LAST`,
-        [id],
-      )
-    ).map((r): LicenseItem => {
-      const name = str(r.name);
-      const mb = toNumber(r.size_mb);
-      return { license_short_name: name, series: toNumber(r.series), size_TB: tbFromMb(mb), size_MB: round(mb, 3), commercial_use_allowed: commercialUseAllowed(name) };
-    });
+    const licenses = await licenseBreakdown(ctx, 'collection_id = ?', [id]);
     return { ...summary, ...counts, modalities, licenses };
   });
 }

@@ -4,6 +4,7 @@
 
 import { memo, type AppContext } from '../context.ts';
 import { compileFilter, type FilterObject } from '../filters/v3.ts';
+import type { Param } from '../engine/engine.ts';
 import { round, tbFromMb, toNumber } from './numbers.ts';
 import type { FiltersApplied } from './cohort.ts';
 
@@ -85,28 +86,33 @@ function licenseDetails(ctx: AppContext): Promise<Map<string, LicenseDetail>> {
   });
 }
 
-export async function cohortLicenses(ctx: AppContext, filter: FilterObject): Promise<LicensesResult> {
-  const compiled = await compileFilter(ctx, filter);
-  const [rows, details] = await Promise.all([
-    ctx.engine.rows(
-      `SELECT license_short_name, count(*) AS series, COALESCE(sum(series_size_MB), 0) AS size_mb FROM "index" WHERE ${compiled.where}
-       GROUP BY license_short_name ORDER BY series DESC, license_short_name ASC NULLS LAST`,
-      compiled.params,
-    ),
-    licenseDetails(ctx),
-  ]);
-  const licenses = rows.map((r): LicenseItem => {
+/** Series and size per license short name over `index` rows matching `where`; most series first, ties by name. */
+export async function licenseBreakdown(ctx: AppContext, where: string, params: Param[]): Promise<LicenseItem[]> {
+  const rows = await ctx.engine.rows(
+    `SELECT license_short_name, count(*) AS series, COALESCE(sum(series_size_MB), 0) AS size_mb FROM "index" WHERE ${where}
+     GROUP BY license_short_name ORDER BY series DESC, license_short_name ASC NULLS LAST`,
+    params,
+  );
+  return rows.map((r): LicenseItem => {
     const short = r.license_short_name === null ? null : String(r.license_short_name);
     const mb = toNumber(r.size_mb);
-    const d = short === null ? undefined : details.get(short);
+    return { license_short_name: short, series: toNumber(r.series), size_TB: tbFromMb(mb), size_MB: round(mb, 3), commercial_use_allowed: commercialUseAllowed(short) };
+  });
+}
+
+export async function cohortLicenses(ctx: AppContext, filter: FilterObject): Promise<LicensesResult> {
+  const compiled = await compileFilter(ctx, filter);
+  const [items, details] = await Promise.all([licenseBreakdown(ctx, compiled.where, compiled.params), licenseDetails(ctx)]);
+  const licenses = items.map((l): LicenseItem => {
+    const d = l.license_short_name === null ? undefined : details.get(l.license_short_name);
     return {
-      license_short_name: short,
+      license_short_name: l.license_short_name,
       ...(d?.long_name ? { license_long_name: d.long_name } : {}),
       ...(d?.url ? { license_url: d.url } : {}),
-      series: toNumber(r.series),
-      size_TB: tbFromMb(mb),
-      size_MB: round(mb, 3),
-      commercial_use_allowed: commercialUseAllowed(short),
+      series: l.series,
+      size_TB: l.size_TB,
+      size_MB: l.size_MB,
+      commercial_use_allowed: l.commercial_use_allowed,
     };
   });
   return {
