@@ -249,7 +249,8 @@ export const LICENSES: Record<string, { long: string; url: string }> = {
 export function releaseDate(v: number): string {
   const known: Record<number, string> = { 15: '2023-07-15', 16: '2023-09-15', 17: '2023-12-12', 18: '2024-04-18', 19: '2024-09-10', 20: '2024-11-20', 21: '2025-05-12', 22: '2025-09-08', 23: '2025-11-17', 24: '2026-05-11' };
   if (known[v]) return known[v];
-  const months = (v - 1) * 3;
+  // Earlier releases: evenly spread from October 2020 (v1) to May 2023 (v14), before v15.
+  const months = Math.round(((v - 1) * 31) / 13);
   const y = 2020 + Math.floor((months + 9) / 12);
   const m = ((months + 9) % 12) + 1;
   return `${y}-${String(m).padStart(2, '0')}-15`;
