@@ -15,7 +15,7 @@ import { lit } from './sql.ts';
 import { pivotSelect } from '../registry/v2.ts';
 
 /** Bump when the layout of the built database changes, to force rebuilds. */
-export const BUILD_REVISION = 5;
+export const BUILD_REVISION = 6;
 
 export interface BuildReport {
   db: string;
@@ -237,6 +237,13 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
     if (report.v2.includes('dicom_series') && report.v2.includes('dicom_instances')) {
       await run(`CREATE VIEW v2.dicom_pivot AS ${pivotSelect('v2.dicom_series', 'v2.dicom_instances')}`);
       report.v2.push('dicom_pivot');
+      // Per-series instance counts and sizes: /v2 manifests coarser than
+      // instances aggregate these instead of millions of instance rows.
+      await run(
+        `CREATE TABLE v2.series_totals AS SELECT "SeriesInstanceUID", count(*)::BIGINT AS instance_count, coalesce(sum(instance_size), 0)::BIGINT AS total_bytes
+         FROM v2.dicom_instances GROUP BY 1`,
+      );
+      report.v2.push('series_totals');
     }
     progress('metadata', done++, total);
     await writeMetadata(conn, opts.from, identity, manifest);
