@@ -40,6 +40,12 @@ export interface Config {
   sqlLogMode: 'snippet' | 'hash';
   bodyLimit: number;
   hstsMaxAge: number;
+  /** /v2 manifests: default and largest page, and how long a page may take before the answer is a 202. */
+  v2PageSize: number;
+  v2MaxPageSize: number;
+  v2DeadlineMs: number;
+  /** Extra secret mixed into the signing key of /v2 page tokens (same value on every replica). */
+  tokenSecret: string;
 }
 
 function num(env: NodeJS.ProcessEnv, name: string, def: number, min = -Infinity): number {
@@ -96,5 +102,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqlLogMode,
     bodyLimit: num(env, 'IDQS_BODY_LIMIT', 1_048_576, 1024),
     hstsMaxAge: num(env, 'IDQS_HSTS_MAX_AGE', 31_536_000, 0),
+    v2PageSize: num(env, 'IDQS_V2_PAGE_SIZE', 1000, 1),
+    v2MaxPageSize: num(env, 'IDQS_V2_MAX_PAGE_SIZE', 50_000, 1),
+    v2DeadlineMs: num(env, 'IDQS_V2_DEADLINE_MS', 25_000, 1),
+    tokenSecret: str(env, 'IDQS_TOKEN_SECRET', ''),
   };
 }

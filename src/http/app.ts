@@ -14,6 +14,7 @@ import { v3Routes } from './v3/index.ts';
 import { metaRoutes } from './v3/meta.ts';
 import { validationMessage } from './validation.ts';
 import { ErrorBody } from './v3/schemas.ts';
+import { v2Plugin } from './v2/index.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -46,6 +47,18 @@ export function errorBody(code: string, message: string) {
   return { error: { code, message } };
 }
 
+/** Messages /v2 answers with in place of ours, where its clients expect the earlier interface's words. */
+const V2_MESSAGES: Record<string, string> = {
+  invalid_json: 'The browser (or proxy) sent a request that this server could not understand.',
+  not_found: 'Method does not exist.',
+};
+
+/** The error envelope of the interface a request is for: /v2 mirrors the status in {code, message}. */
+function envelope(req: FastifyRequest, status: number, code: string, message: string) {
+  if (req.url.startsWith('/v2/') || req.url === '/v2') return { code: status, message: V2_MESSAGES[code] ?? message };
+  return errorBody(code, message);
+}
+
 export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     // Fastify's own logger makes a child logger per request; one shared pino
@@ -61,7 +74,6 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   app.decorate('ctx', ctx);
   // Bodies are JSON only: a text/plain body is 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain');
-  app.addSchema(ErrorBody);
 
   // Known route patterns, to tell 405 (path exists, method does not) from 404.
   const routes: { method: string[]; re: RegExp }[] = [];
@@ -84,7 +96,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   const cacheHeaders = { ETag: ctx.etag, 'Cache-Control': 'public, max-age=3600' };
 
   app.addHook('onRequest', (req, reply, done) => {
-    reply.headers(req.url.startsWith('/v3/docs') ? common : framed);
+    reply.headers(req.url.startsWith('/v3/docs') || req.url.startsWith('/v2/swagger') ? common : framed);
     // CORS for any origin, without credentials: the data is public.
     if (req.headers.origin !== undefined) reply.headers(corsHeaders);
     if (req.method === 'POST') {
@@ -139,27 +151,27 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
 
   app.setErrorHandler((err: FastifyError | IdqsError | Error, req, reply) => {
     noStore(reply);
-    if (err instanceof IdqsError) return reply.code(err.status).send(errorBody(err.code, err.message));
+    if (err instanceof IdqsError) return reply.code(err.status).send(envelope(req, err.status, err.code, err.message));
     const fe = err as FastifyError;
     if (fe.validation) {
-      return reply.code(422).send(errorBody('invalid_request', validationMessage(fe, req)));
+      return reply.code(422).send(envelope(req, 422, 'invalid_request', validationMessage(fe, req)));
     }
     switch (fe.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return reply.code(413).send(errorBody('payload_too_large', `Request body exceeds the ${ctx.config.bodyLimit}-byte limit.`));
+        return reply.code(413).send(envelope(req, 413, 'payload_too_large', `Request body exceeds the ${ctx.config.bodyLimit}-byte limit.`));
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return reply.code(415).send(errorBody('unsupported_media_type', `Unsupported content-type ${JSON.stringify(req.headers['content-type'] ?? '')}; send application/json.`));
+        return reply.code(415).send(envelope(req, 415, 'unsupported_media_type', `Unsupported content-type ${JSON.stringify(req.headers['content-type'] ?? '')}; send application/json.`));
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return reply.code(400).send(errorBody('invalid_json', 'The request body is empty; send a JSON object (at least {}).'));
+        return reply.code(400).send(envelope(req, 400, 'invalid_json', 'The request body is empty; send a JSON object (at least {}).'));
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return reply.code(400).send(errorBody('invalid_json', `The request body is not valid JSON: ${fe.message}`));
+        return reply.code(400).send(envelope(req, 400, 'invalid_json', `The request body is not valid JSON: ${fe.message}`));
     }
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-      return reply.code(fe.statusCode).send(errorBody('bad_request', fe.message));
+      return reply.code(fe.statusCode).send(envelope(req, fe.statusCode, 'bad_request', fe.message));
     }
     log?.error({ err, method: req.method, path: req.url.split('?')[0] }, 'unhandled error');
-    return reply.code(500).send(errorBody('internal_error', 'Internal error while handling the request; it has been logged.'));
+    return reply.code(500).send(envelope(req, 500, 'internal_error', 'Internal error while handling the request; it has been logged.'));
   });
 
   app.setNotFoundHandler((req, reply) => {
@@ -169,44 +181,48 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     if (allowed.length > 0 && !allowed.includes(req.method)) {
       reply.header('Allow', [...allowed, 'OPTIONS'].join(', '));
       const use = allowed.filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
-      return reply.code(405).send(errorBody('method_not_allowed', `${req.method} is not allowed on ${path}; use ${use.join(' or ')}.`));
+      return reply.code(405).send(envelope(req, 405, 'method_not_allowed', `${req.method} is not allowed on ${path}; use ${use.join(' or ')}.`));
     }
-    return reply.code(404).send(errorBody('not_found', `No route ${req.method} ${path}. The API lives under /v3; see /v3/docs.`));
+    return reply.code(404).send(envelope(req, 404, 'not_found', `No route ${req.method} ${path}. The API lives under /v3; see /v3/docs.`));
   });
-
-  await app.register(swagger, {
-    // Shared schemas keep their $id as component name (ErrorBody, not def-0).
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'IDQS: Imaging Data Query Service',
-        version: ctx.serverVersion,
-        summary: 'Read-only HTTP/JSON API over public DICOM imaging metadata',
-        description:
-          'Find a cohort, size it, get manifests of object-store URLs and download commands, run read-only SQL, read clinical tables, open viewers, and collect citations and licenses. No authentication; nothing is ever modified.',
-      },
-      tags: [
-        { name: 'meta', description: 'Service health and root document' },
-        { name: 'discovery', description: 'Collections, analysis results, attributes and their values' },
-        { name: 'query', description: 'Tables and read-only SQL' },
-        { name: 'clinical', description: 'Per-collection clinical tables' },
-        { name: 'cohort', description: 'Counts, manifests and download commands for a filter' },
-        { name: 'tools', description: 'Viewer links, citations, licenses' },
-      ],
-    },
-  });
-  await app.register(swaggerUi, { routePrefix: '/v3/docs', staticCSP: false });
 
   app.get('/', { schema: { hide: true } }, (_req, reply) => reply.redirect('/v3/docs', 307));
-  // Compression only where bodies can be large: its hook is measurable on
-  // tiny, high-rate responses such as /v3/version and /v3/health.
-  await app.register(metaRoutes, { prefix: '/v3' });
-  await app.register(async (scope) => {
-    await scope.register(compress, { global: true, threshold: 1024, encodings: ['br', 'gzip', 'deflate'] });
-    scope.get('/v3/openapi.json', { schema: { hide: true }, config: { cacheable: true } }, () => app.swagger());
-    await scope.register(v3Routes, { prefix: '/v3' });
+  // Each interface in its own scope, with its own OpenAPI document.
+  await app.register(async (v3) => {
+    v3.addSchema(ErrorBody);
+    await v3.register(swagger, {
+      // Shared schemas keep their $id as component name (ErrorBody, not def-0).
+      refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+      openapi: {
+        openapi: '3.1.0',
+        info: {
+          title: 'IDQS: Imaging Data Query Service',
+          version: ctx.serverVersion,
+          summary: 'Read-only HTTP/JSON API over public DICOM imaging metadata',
+          description:
+            'Find a cohort, size it, get manifests of object-store URLs and download commands, run read-only SQL, read clinical tables, open viewers, and collect citations and licenses. No authentication; nothing is ever modified.',
+        },
+        tags: [
+          { name: 'meta', description: 'Service health and root document' },
+          { name: 'discovery', description: 'Collections, analysis results, attributes and their values' },
+          { name: 'query', description: 'Tables and read-only SQL' },
+          { name: 'clinical', description: 'Per-collection clinical tables' },
+          { name: 'cohort', description: 'Counts, manifests and download commands for a filter' },
+          { name: 'tools', description: 'Viewer links, citations, licenses' },
+        ],
+      },
+    });
+    await v3.register(swaggerUi, { routePrefix: '/v3/docs', staticCSP: false });
+    // Compression only where bodies can be large: its hook is measurable on
+    // tiny, high-rate responses such as /v3/version and /v3/health.
+    await v3.register(metaRoutes, { prefix: '/v3' });
+    await v3.register(async (scope) => {
+      await scope.register(compress, { global: true, threshold: 1024, encodings: ['br', 'gzip', 'deflate'] });
+      scope.get('/v3/openapi.json', { schema: { hide: true }, config: { cacheable: true } }, () => v3.swagger());
+      await scope.register(v3Routes, { prefix: '/v3' });
+    });
   });
+  await app.register(v2Plugin);
   return app;
 }
 

@@ -1,0 +1,176 @@
+// The SQL of a /v2 manifest: one row per distinct combination of the
+// requested fields over the instances the filter set selects, ordered by the
+// fields (ascending, nulls first, in request order), with the count members
+// of the granularity and group_size. Every field value of dicom_pivot except
+// the instance ones is constant within a series, so unless instance fields or
+// instance filters are involved the plan works on the series table and the
+// per-series totals built with the database (hundreds of thousands of rows
+// instead of tens of millions). Values are bound; identifiers come from the
+// registry.
+
+import type { AppContext } from '../../context.ts';
+import { IdqsError } from '../../errors.ts';
+import type { Param } from '../../engine/engine.ts';
+import type { JsonValue } from '../../engine/json.ts';
+import { compileV2Filter, type CompiledV2Filter, type Sql } from '../../filters/v2.ts';
+import { qi } from '../../registry/tables.ts';
+import { granularityOf, lookupField, type Granularity, type V2Field } from '../../registry/v2-api.ts';
+import type { ManifestQuery } from './token.ts';
+
+export interface ManifestPlan {
+  granularity: Granularity;
+  /** Output columns: the fields (as requested), then count members, then group_size. */
+  columns: string[];
+  /** Sort key columns (the fields); empty when the manifest is one row of totals. */
+  keys: string[];
+  /** The manifest query, ordered. */
+  sql: string;
+  params: Param[];
+  /** The same query without ORDER BY, for counting and paging. */
+  unordered: string;
+  compiled: CompiledV2Filter;
+}
+
+export const NO_V2_TABLES =
+  'This database has no /v2 instance tables (v2.dicom_series, v2.dicom_instances, v2.series_totals). Build it from a dataset folder with v2/*.parquet, such as one written by `idqs data generate`.';
+
+export function requireV2Tables(ctx: AppContext): void {
+  for (const t of ['dicom_series', 'dicom_instances', 'series_totals']) {
+    if (!ctx.catalog.v2Tables.includes(t)) throw new IdqsError('unavailable', 503, NO_V2_TABLES);
+  }
+}
+
+/** A store URL of one instance: s3:// on both stores (cloud2 through its S3-compatible endpoint); gcs_url keeps gs://. */
+function urlExpr(bucketColumn: string, scheme: string): string {
+  return `'${scheme}://' || s.${qi(bucketColumn)} || '/' || s.crdc_series_uuid || '/' || i.crdc_instance_uuid || '.dcm'`;
+}
+
+function fieldExpr(field: V2Field, key: string): string {
+  switch (field.name) {
+    case 'cloud1_url':
+      return urlExpr('aws_bucket', 's3');
+    case 'cloud2_url':
+      return urlExpr('gcs_bucket', key === 'gcs_url' ? 'gs' : 's3');
+    case 'cloud1_bucket':
+      return 's.aws_bucket';
+    case 'cloud2_bucket':
+      return 's.gcs_bucket';
+  }
+  switch (field.level) {
+    case 'instance':
+      return `i.${qi(field.name)}`;
+    case 'clinical':
+      return `c.${qi(field.name)}`;
+    case 'biospecimen':
+      return `b.${qi(field.name)}`;
+    default:
+      return `s.${qi(field.name)}`;
+  }
+}
+
+const and = (parts: Sql[]): Sql => ({ text: parts.map((p) => p.text).join(' AND '), params: parts.flatMap((p) => p.params) });
+
+/** Plan a manifest query; the fields were checked by the caller. */
+export function planManifest(q: ManifestQuery): ManifestPlan {
+  const compiled = compileV2Filter(q.filters);
+  const fields = q.fields.map((name) => {
+    const hit = lookupField(name);
+    if (!hit) throw new IdqsError('invalid_query', 400, `${name} is not a valid field.`);
+    return { ...hit, key: name };
+  });
+  const gran = granularityOf(fields.map((f) => f.field.name));
+  const instanceMode = compiled.instance.length > 0 || fields.some((f) => f.field.level === 'instance');
+  const clinicalFields = fields.filter((f) => f.field.level === 'clinical').map((f) => f.field.name);
+  const bioFields = fields.filter((f) => f.field.level === 'biospecimen').map((f) => f.field.name);
+
+  const from = ['v2.dicom_series s'];
+  if (instanceMode) from.push('JOIN v2.dicom_instances i ON i."SeriesInstanceUID" = s."SeriesInstanceUID"');
+  else if (q.counts || q.group_size) from.push('JOIN v2.series_totals st ON st."SeriesInstanceUID" = s."SeriesInstanceUID"');
+  // TCGA fields: one row per distinct value combination of the case, so a series is counted once per group.
+  const joinDistinct = (alias: string, table: string, cols: string[]) =>
+    from.push(`LEFT JOIN (SELECT DISTINCT case_barcode, ${cols.map(qi).join(', ')} FROM v2.${table}) ${alias} ON ${alias}.case_barcode = s."PatientID"`);
+  if (clinicalFields.length) joinDistinct('c', 'tcga_clinical_rel9', clinicalFields);
+  if (bioFields.length) joinDistinct('b', 'tcga_biospecimen_rel9', bioFields);
+
+  const where: Sql[] = [...compiled.series, ...compiled.instance];
+  // TCGA filters select patients whose TCGA row (the same sample, for biospecimen) satisfies them all.
+  if (compiled.clinical.length) {
+    const c = and(compiled.clinical);
+    where.push({ text: `s."PatientID" IN (SELECT t.case_barcode FROM v2.tcga_clinical_rel9 t WHERE ${c.text})`, params: c.params });
+  }
+  if (compiled.biospecimen.length) {
+    const c = and(compiled.biospecimen);
+    where.push({ text: `s."PatientID" IN (SELECT t.case_barcode FROM v2.tcga_biospecimen_rel9 t WHERE ${c.text})`, params: c.params });
+  }
+
+  const select: string[] = fields.map((f) => `${fieldExpr(f.field, f.key)} AS ${qi(f.key)}`);
+  const countMembers = q.counts ? gran.counts : [];
+  const agg: Record<string, string> = {
+    instance_count: instanceMode ? 'count(*)' : 'sum(st.instance_count)',
+    series_count: 'count(DISTINCT s."SeriesInstanceUID")',
+    study_count: 'count(DISTINCT s."StudyInstanceUID")',
+    patient_count: 'count(DISTINCT s."PatientID")',
+    collection_count: 'count(DISTINCT s.collection_id)',
+  };
+  for (const m of countMembers) select.push(`coalesce(${agg[m]}, 0)::BIGINT AS ${m}`);
+  if (q.group_size) select.push(`coalesce(sum(${instanceMode ? 'i.instance_size' : 'st.total_bytes'}), 0)::BIGINT AS group_size`);
+
+  const whereSql = where.length ? and(where) : null;
+  const grouped = countMembers.length > 0 || q.group_size;
+  const keys = fields.map((f) => f.key);
+  let text = `SELECT ${select.join(', ')} FROM ${from.join(' ')}`;
+  if (whereSql) text += ` WHERE ${whereSql.text}`;
+  if (keys.length) text += grouped ? ` GROUP BY ${fields.map((f) => fieldExpr(f.field, f.key)).join(', ')}` : '';
+  // Without aggregates, distinct rows of the fields.
+  if (keys.length && !grouped) text = text.replace(/^SELECT /, 'SELECT DISTINCT ');
+  const params = whereSql?.params ?? [];
+  const order = keys.length ? ` ORDER BY ${keys.map((k) => `${qi(k)} ASC NULLS FIRST`).join(', ')}` : '';
+  return {
+    granularity: gran.level,
+    columns: [...keys, ...countMembers, ...(q.group_size ? ['group_size'] : [])],
+    keys,
+    sql: text + order,
+    params,
+    unordered: text,
+    compiled,
+  };
+}
+
+/** Rows strictly after `after` in the plan's order (ascending, nulls first). */
+export function keysetCondition(keys: string[], after: JsonValue[]): Sql {
+  const ors: string[] = [];
+  const params: Param[] = [];
+  for (let k = 0; k < keys.length; k++) {
+    const parts: string[] = [];
+    for (let j = 0; j < k; j++) {
+      const v = after[j];
+      if (v === null || v === undefined) parts.push(`q.${qi(keys[j]!)} IS NULL`);
+      else {
+        parts.push(`q.${qi(keys[j]!)} = ?`);
+        params.push(v as Param);
+      }
+    }
+    const v = after[k];
+    if (v === null || v === undefined) parts.push(`q.${qi(keys[k]!)} IS NOT NULL`);
+    else {
+      parts.push(`q.${qi(keys[k]!)} > ?`);
+      params.push(v as Param);
+    }
+    ors.push(`(${parts.join(' AND ')})`);
+  }
+  return { text: ors.join(' OR '), params };
+}
+
+/** The manifest SQL with its values written in (DuckDB dialect), for `sql: true`. */
+export function inlineSql(sql: string, params: Param[]): string {
+  let i = 0;
+  return sql.replace(/\?/g, () => {
+    const v = params[i++];
+    if (v === null || v === undefined) return 'NULL';
+    if (typeof v === 'number') return Number.isFinite(v) ? String(v) : 'NULL';
+    if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
+    return `'${String(v).replace(/'/g, "''")}'`;
+  });
+}
+
+export type { AppContext };

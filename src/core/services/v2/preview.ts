@@ -1,0 +1,152 @@
+// /v2 manifest preview and its next pages. A page is read with a keyset
+// condition (rows after the last one sent, in the manifest's order), so deep
+// pages cost what the first one does and pages never overlap or skip. When a
+// page takes longer than the deadline the caller gets a token for that same
+// page (HTTP 202); the work goes on, and resubmitting the token collects it.
+
+import type { AppContext } from '../../context.ts';
+import { invalidQuery } from '../../errors.ts';
+import type { Row } from '../../engine/engine.ts';
+import type { JsonValue } from '../../engine/json.ts';
+import { inlineSql, keysetCondition, planManifest, requireV2Tables, type ManifestPlan } from './plan.ts';
+import { parsePreviewBody } from './request.ts';
+import { TokenCodec, type ManifestQuery, type PageCursor } from './token.ts';
+import { currentVersion } from './metadata.ts';
+
+export const TIMEOUT_MESSAGE = '[ERROR] API query took longer than the allowed time to execute. Retry the query using the next_page token.';
+
+export interface ManifestPage {
+  manifest_data: Row[];
+  rowsReturned: number;
+  totalFound: number;
+}
+
+export interface CohortDefEcho {
+  name: unknown;
+  description: unknown;
+  sql: string;
+  user_email: null;
+  filterSet: { filters: Record<string, (string | number)[]>; svc_data_version: string; idc_data_version: string };
+}
+
+export type PageOutcome =
+  | { status: 'done'; manifest: ManifestPage; next_page: string }
+  /** The deadline passed first: resubmit `next_page` (the same page) to collect it. */
+  | { status: 'pending'; next_page: string };
+
+export interface PreviewOutcome {
+  cohort_def: CohortDefEcho;
+  page: PageOutcome;
+}
+
+/** Token codec of this release (an HMAC key derivation: cheap). */
+function tokens(ctx: AppContext): TokenCodec {
+  return new TokenCodec(ctx.dataset.identity, ctx.config.tokenSecret);
+}
+
+/** Work under way or finished but not yet collected, by page identity. */
+interface Pending {
+  promise: Promise<{ manifest: ManifestPage; cursor: PageCursor | null }>;
+  expires: number;
+}
+
+const PENDING_TTL_MS = 10 * 60_000;
+
+const pendingByContext = new WeakMap<AppContext, Map<string, Pending>>();
+
+function pendingMap(ctx: AppContext): Map<string, Pending> {
+  let p = pendingByContext.get(ctx);
+  if (!p) {
+    p = new Map();
+    pendingByContext.set(ctx, p);
+  }
+  return p;
+}
+
+async function readPage(ctx: AppContext, plan: ManifestPlan, cursor: PageCursor, size: number): Promise<{ manifest: ManifestPage; cursor: PageCursor | null }> {
+  const eng = ctx.engine;
+  const totalP = cursor.total !== null ? Promise.resolve(cursor.total) : eng.one(`SELECT count(*) AS n FROM (${plan.unordered}) q`, plan.params).then((r) => Number(r!.n));
+  let rowsP: Promise<Row[]>;
+  if (plan.keys.length === 0) {
+    // One row of totals.
+    rowsP = cursor.offset > 0 ? Promise.resolve([]) : eng.rows(plan.sql, plan.params);
+  } else {
+    const cond = cursor.after ? keysetCondition(plan.keys, cursor.after) : null;
+    const order = plan.keys.map((k) => `q."${k.replace(/"/g, '""')}" ASC NULLS FIRST`).join(', ');
+    const sql = `SELECT * FROM (${plan.unordered}) q${cond ? ` WHERE ${cond.text}` : ''} ORDER BY ${order} LIMIT ${size}`;
+    rowsP = eng.rows(sql, [...plan.params, ...(cond?.params ?? [])]);
+  }
+  const [total, rows] = await Promise.all([totalP, rowsP]);
+  const sent = cursor.offset + rows.length;
+  const last = rows[rows.length - 1];
+  const more = rows.length > 0 && sent < total;
+  return {
+    manifest: { manifest_data: rows, rowsReturned: rows.length, totalFound: total },
+    cursor: more ? { offset: sent, after: plan.keys.map((k) => (last![k] ?? null) as JsonValue), total, pageSize: cursor.pageSize } : null,
+  };
+}
+
+/** Run a page against the deadline; on timeout the work is parked under the page's own token. */
+async function pageWithDeadline(ctx: AppContext, query: ManifestQuery, plan: ManifestPlan, cursor: PageCursor, size: number): Promise<PageOutcome> {
+  const tk = tokens(ctx);
+  const here = tk.encode({ query, cursor: { ...cursor, pageSize: size } });
+  const pending = pendingMap(ctx);
+  const now = Date.now();
+  for (const [k, p] of pending) if (p.expires < now) pending.delete(k);
+  let entry = pending.get(here);
+  if (!entry) {
+    const promise = readPage(ctx, plan, cursor, size);
+    promise.catch(() => undefined); // collected (and reported) by whoever awaits it
+    entry = { promise, expires: now + PENDING_TTL_MS };
+  }
+  const deadline = ctx.config.v2DeadlineMs;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deadline)));
+  try {
+    const r = await Promise.race([entry.promise, late]);
+    if (r === 'late') {
+      pending.set(here, entry);
+      return { status: 'pending', next_page: here };
+    }
+    pending.delete(here);
+    return { status: 'done', manifest: r.manifest, next_page: r.cursor ? tk.encode({ query, cursor: r.cursor }) : '' };
+  } catch (e) {
+    pending.delete(here);
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function clampPageSize(ctx: AppContext, size: number | null, fallback: number): number {
+  return Math.min(size ?? fallback, ctx.config.v2MaxPageSize);
+}
+
+/** POST /v2/cohorts/manifest/preview */
+export async function preview(ctx: AppContext, body: unknown): Promise<PreviewOutcome> {
+  const req = parsePreviewBody(body);
+  requireV2Tables(ctx);
+  const plan = planManifest(req.query);
+  const version = await currentVersion(ctx);
+  const cohort_def: CohortDefEcho = {
+    name: req.name,
+    description: req.description,
+    sql: req.sql ? inlineSql(plan.sql, plan.params) : '',
+    user_email: null,
+    filterSet: { filters: req.query.filters, svc_data_version: version, idc_data_version: version },
+  };
+  const size = clampPageSize(ctx, req.pageSize, ctx.config.v2PageSize);
+  const page = await pageWithDeadline(ctx, req.query, plan, { offset: 0, after: null, total: null, pageSize: size }, size);
+  return { cohort_def, page };
+}
+
+/** The next page of a manifest (or the page a 202 promised), from its token. */
+export async function nextPage(ctx: AppContext, token: unknown, pageSize: number | null): Promise<PageOutcome> {
+  const raw = typeof token === 'string' ? token : null;
+  const body = raw ? tokens(ctx).decode(raw) : null;
+  if (!body) throw invalidQuery(`Invalid next_page token ${raw === null ? 'None' : raw}`);
+  requireV2Tables(ctx);
+  const plan = planManifest(body.query);
+  const size = clampPageSize(ctx, pageSize, body.cursor.pageSize);
+  return pageWithDeadline(ctx, body.query, plan, body.cursor, size);
+}
