@@ -44,6 +44,8 @@ export interface Config {
   v2PageSize: number;
   v2MaxPageSize: number;
   v2DeadlineMs: number;
+  /** Memory for /v2 manifests being paged (materialized once, then sliced), MB. */
+  v2CacheMb: number;
   /** Extra secret mixed into the signing key of /v2 page tokens (same value on every replica). */
   tokenSecret: string;
 }
@@ -105,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     v2PageSize: num(env, 'IDQS_V2_PAGE_SIZE', 1000, 1),
     v2MaxPageSize: num(env, 'IDQS_V2_MAX_PAGE_SIZE', 50_000, 1),
     v2DeadlineMs: num(env, 'IDQS_V2_DEADLINE_MS', 25_000, 1),
+    v2CacheMb: num(env, 'IDQS_V2_CACHE_MB', 512, 0),
     tokenSecret: str(env, 'IDQS_TOKEN_SECRET', ''),
   };
 }

@@ -4,7 +4,7 @@
 // instance with its own threads, memory cap and a bounded number of
 // connections, so a hostile query cannot starve counts or manifests.
 
-import { DuckDBInstance, StatementType, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, StatementType, type DuckDBConnection, type DuckDBDataChunk, type DuckDBValue } from '@duckdb/node-api';
 import { IdqsError, busy, invalidQuery, queryTimeout } from '../errors.ts';
 import { ConnectionPool } from './pool.ts';
 import { checkCallerSqlText, READ_ONLY_MESSAGE } from './guard.ts';
@@ -121,6 +121,24 @@ export class Engine {
     } finally {
       this.curated.release(c);
     }
+  }
+
+  /**
+   * Run a curated query to the end and keep its result as the engine's own
+   * data chunks (compact, off the JS heap); rows are converted when read.
+   */
+  async materialize(sql: string, params: Param[] = []): Promise<{ columns: string[]; chunks: DuckDBDataChunk[] }> {
+    return this.curated.use(async (c) => {
+      const result = await c.stream(sql, params as DuckDBValue[]);
+      const columns = result.columnNames();
+      const chunks: DuckDBDataChunk[] = [];
+      for (;;) {
+        const chunk = await result.fetchChunk();
+        if (!chunk || chunk.rowCount === 0) break;
+        chunks.push(chunk);
+      }
+      return { columns, chunks };
+    });
   }
 
   /**

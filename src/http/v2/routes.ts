@@ -69,7 +69,10 @@ export async function v2Routes(app: FastifyInstance): Promise<void> {
 
   app.get(
     '/about',
-    { schema: { tags: ['about'], summary: 'About this interface', response: { 200: About } }, config: cacheable },
+    {
+      schema: { tags: ['about'], summary: 'About this interface', description: 'Welcome message and where the documentation is.', response: { 200: About } },
+      config: cacheable,
+    },
     (req) => ({
       code: 200,
       documentation: `SwaggerUI interface available at <${publicBase(app, req)}/v2/swagger/>. The OpenAPI document is at /v2/openapi.json; the newer interface is documented at /v3/docs.`,

@@ -26,8 +26,11 @@ export interface ManifestPlan {
   /** The manifest query, ordered. */
   sql: string;
   params: Param[];
-  /** The same query without ORDER BY, for counting and paging. */
+  /** The same query without ORDER BY, for paging. */
   unordered: string;
+  /** One row, `n`: rows of the whole manifest. */
+  countSql: string;
+  countParams: Param[];
   compiled: CompiledV2Filter;
 }
 
@@ -68,6 +71,10 @@ function fieldExpr(field: V2Field, key: string): string {
   }
 }
 
+/** Fields unique per instance / per series: with one of them, rows need no grouping. */
+const INSTANCE_KEYS = new Set(['SOPInstanceUID', 'crdc_instance_uuid', 'cloud1_url', 'cloud2_url']);
+const SERIES_KEYS = new Set(['SeriesInstanceUID', 'crdc_series_uuid']);
+
 const and = (parts: Sql[]): Sql => ({ text: parts.map((p) => p.text).join(' AND '), params: parts.flatMap((p) => p.params) });
 
 /** Plan a manifest query; the fields were checked by the caller. */
@@ -103,27 +110,44 @@ export function planManifest(q: ManifestQuery): ManifestPlan {
     where.push({ text: `s."PatientID" IN (SELECT t.case_barcode FROM v2.tcga_biospecimen_rel9 t WHERE ${c.text})`, params: c.params });
   }
 
+  // Keyed: the fields include a unique key of the rows the plan reads (an
+  // instance or series identifier), so each row is already one manifest row:
+  // no grouping, and the count members are per-row values.
+  const keyed = fields.some((f) => (instanceMode ? INSTANCE_KEYS : SERIES_KEYS).has(f.field.name));
   const select: string[] = fields.map((f) => `${fieldExpr(f.field, f.key)} AS ${qi(f.key)}`);
   const countMembers = q.counts ? gran.counts : [];
-  const agg: Record<string, string> = {
-    instance_count: instanceMode ? 'count(*)' : 'sum(st.instance_count)',
-    series_count: 'count(DISTINCT s."SeriesInstanceUID")',
-    study_count: 'count(DISTINCT s."StudyInstanceUID")',
-    patient_count: 'count(DISTINCT s."PatientID")',
-    collection_count: 'count(DISTINCT s.collection_id)',
-  };
+  const agg: Record<string, string> = keyed
+    ? { instance_count: instanceMode ? '1' : 'st.instance_count', series_count: '1', study_count: '1', patient_count: '1', collection_count: '1' }
+    : {
+        instance_count: instanceMode ? 'count(*)' : 'sum(st.instance_count)',
+        // Joins add TCGA values as distinct combinations per case, so a series
+        // (or instance) is at most one row of a group.
+        series_count: instanceMode ? 'count(DISTINCT s."SeriesInstanceUID")' : 'count(*)',
+        study_count: 'count(DISTINCT s."StudyInstanceUID")',
+        patient_count: 'count(DISTINCT s."PatientID")',
+        collection_count: 'count(DISTINCT s.collection_id)',
+      };
   for (const m of countMembers) select.push(`coalesce(${agg[m]}, 0)::BIGINT AS ${m}`);
-  if (q.group_size) select.push(`coalesce(sum(${instanceMode ? 'i.instance_size' : 'st.total_bytes'}), 0)::BIGINT AS group_size`);
+  const sizeExpr = instanceMode ? 'i.instance_size' : 'st.total_bytes';
+  if (q.group_size) select.push(`coalesce(${keyed ? sizeExpr : `sum(${sizeExpr})`}, 0)::BIGINT AS group_size`);
 
   const whereSql = where.length ? and(where) : null;
-  const grouped = countMembers.length > 0 || q.group_size;
+  const fromWhere = `FROM ${from.join(' ')}${whereSql ? ` WHERE ${whereSql.text}` : ''}`;
+  const aggregated = !keyed && (countMembers.length > 0 || q.group_size);
   const keys = fields.map((f) => f.key);
-  let text = `SELECT ${select.join(', ')} FROM ${from.join(' ')}`;
-  if (whereSql) text += ` WHERE ${whereSql.text}`;
-  if (keys.length) text += grouped ? ` GROUP BY ${fields.map((f) => fieldExpr(f.field, f.key)).join(', ')}` : '';
+  let text = `SELECT ${select.join(', ')} ${fromWhere}`;
+  if (keys.length && aggregated) text += ` GROUP BY ${fields.map((f) => fieldExpr(f.field, f.key)).join(', ')}`;
   // Without aggregates, distinct rows of the fields.
-  if (keys.length && !grouped) text = text.replace(/^SELECT /, 'SELECT DISTINCT ');
+  if (keys.length && !aggregated && !keyed) text = text.replace(/^SELECT /, 'SELECT DISTINCT ');
   const params = whereSql?.params ?? [];
+  // Rows of the whole manifest: counted without building them where possible.
+  let countSql = `SELECT count(*) AS n FROM (${text}) q`;
+  if (keys.length === 0) countSql = 'SELECT 1 AS n'; // one row of totals
+  else if (keyed && !instanceMode) countSql = `SELECT count(*) AS n ${fromWhere}`;
+  else if (keyed && compiled.instance.length === 0 && bioFields.length === 0 && clinicalFields.length === 0) {
+    // Instances of the selected series, from the per-series totals.
+    countSql = `SELECT coalesce(sum(st.instance_count), 0)::BIGINT AS n FROM v2.dicom_series s JOIN v2.series_totals st ON st."SeriesInstanceUID" = s."SeriesInstanceUID"${whereSql ? ` WHERE ${whereSql.text}` : ''}`;
+  } else if (keyed) countSql = `SELECT count(*) AS n ${fromWhere}`;
   const order = keys.length ? ` ORDER BY ${keys.map((k) => `${qi(k)} ASC NULLS FIRST`).join(', ')}` : '';
   return {
     granularity: gran.level,
@@ -132,6 +156,8 @@ export function planManifest(q: ManifestQuery): ManifestPlan {
     sql: text + order,
     params,
     unordered: text,
+    countSql,
+    countParams: keys.length === 0 ? [] : params,
     compiled,
   };
 }

@@ -10,6 +10,7 @@ import type { Row } from '../../engine/engine.ts';
 import type { JsonValue } from '../../engine/json.ts';
 import { inlineSql, keysetCondition, planManifest, requireV2Tables, type ManifestPlan } from './plan.ts';
 import { parsePreviewBody } from './request.ts';
+import { ResultCache, materialized, slice } from './result-cache.ts';
 import { TokenCodec, type ManifestQuery, type PageCursor } from './token.ts';
 import { currentVersion } from './metadata.ts';
 
@@ -63,18 +64,57 @@ function pendingMap(ctx: AppContext): Map<string, Pending> {
   return p;
 }
 
+const caches = new WeakMap<AppContext, ResultCache>();
+
+function resultCache(ctx: AppContext): ResultCache {
+  let c = caches.get(ctx);
+  if (!c) {
+    c = new ResultCache(ctx.config.v2CacheMb * 1024 * 1024);
+    caches.set(ctx, c);
+  }
+  return c;
+}
+
+/** Rough size of a materialized row: text fields and 8-byte counts, plus per-row overhead. */
+function rowBytes(plan: ManifestPlan): number {
+  return 16 + plan.keys.length * 72 + (plan.columns.length - plan.keys.length) * 8;
+}
+
+const sameKey = (a: JsonValue[], b: JsonValue[]) => a.length === b.length && a.every((v, i) => v === b[i]);
+
+/** Rows of a later page from the materialized manifest; null when it cannot be cached. */
+async function cachedRows(ctx: AppContext, plan: ManifestPlan, cursor: PageCursor, size: number): Promise<Row[] | null> {
+  if (cursor.total === null || cursor.after === null || plan.keys.length === 0) return null;
+  const cache = resultCache(ctx);
+  const bytes = cursor.total * rowBytes(plan);
+  if (!cache.fits(bytes)) return null;
+  const key = JSON.stringify([plan.sql, plan.params]);
+  const m = await cache.get(key, bytes, async () => {
+    const r = await ctx.engine.materialize(plan.sql, plan.params);
+    return materialized(r.columns, r.chunks);
+  });
+  if (!m || m.rows !== cursor.total) return null;
+  // The row before the page must be the one the token says was sent last.
+  const prev = slice(m, cursor.offset - 1, 1)[0];
+  if (!prev || !sameKey(plan.keys.map((k) => (prev[k] ?? null) as JsonValue), cursor.after)) return null;
+  return slice(m, cursor.offset, size);
+}
+
 async function readPage(ctx: AppContext, plan: ManifestPlan, cursor: PageCursor, size: number): Promise<{ manifest: ManifestPage; cursor: PageCursor | null }> {
   const eng = ctx.engine;
-  const totalP = cursor.total !== null ? Promise.resolve(cursor.total) : eng.one(`SELECT count(*) AS n FROM (${plan.unordered}) q`, plan.params).then((r) => Number(r!.n));
+  const totalP = cursor.total !== null ? Promise.resolve(cursor.total) : eng.one(plan.countSql, plan.countParams).then((r) => Number(r!.n));
   let rowsP: Promise<Row[]>;
   if (plan.keys.length === 0) {
     // One row of totals.
     rowsP = cursor.offset > 0 ? Promise.resolve([]) : eng.rows(plan.sql, plan.params);
   } else {
-    const cond = cursor.after ? keysetCondition(plan.keys, cursor.after) : null;
-    const order = plan.keys.map((k) => `q."${k.replace(/"/g, '""')}" ASC NULLS FIRST`).join(', ');
-    const sql = `SELECT * FROM (${plan.unordered}) q${cond ? ` WHERE ${cond.text}` : ''} ORDER BY ${order} LIMIT ${size}`;
-    rowsP = eng.rows(sql, [...plan.params, ...(cond?.params ?? [])]);
+    rowsP = cachedRows(ctx, plan, cursor, size).then((cached) => {
+      if (cached) return cached;
+      const cond = cursor.after ? keysetCondition(plan.keys, cursor.after) : null;
+      const order = plan.keys.map((k) => `q."${k.replace(/"/g, '""')}" ASC NULLS FIRST`).join(', ');
+      const sql = `SELECT * FROM (${plan.unordered}) q${cond ? ` WHERE ${cond.text}` : ''} ORDER BY ${order} LIMIT ${size}`;
+      return eng.rows(sql, [...plan.params, ...(cond?.params ?? [])]);
+    });
   }
   const [total, rows] = await Promise.all([totalP, rowsP]);
   const sent = cursor.offset + rows.length;
