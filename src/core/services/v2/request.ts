@@ -64,9 +64,9 @@ export function parsePreviewBody(body: unknown): PreviewRequest {
   for (const f of b.fields as unknown[]) {
     const hit = typeof f === 'string' ? lookupField(f) : undefined;
     if (!hit) throw invalidQuery(`${pyStr(f)} is not a valid field.`);
-    // The same field twice (in any spelling) is one column.
-    if (seen.has(hit.field.name)) continue;
-    seen.add(hit.field.name);
+    // The same name twice (in any casing) is one column.
+    if (seen.has(hit.key)) continue;
+    seen.add(hit.key);
     fields.push(hit.key);
   }
   if (fields.length === 0 && !counts && !groupSize) {
