@@ -11,6 +11,7 @@ import type { AppContext } from '../core/context.ts';
 import { IdqsError } from '../core/errors.ts';
 import { v3Routes } from './v3/index.ts';
 import { metaRoutes } from './v3/meta.ts';
+import { mcpHttp } from '../mcp/http.ts';
 import { validationMessage } from './validation.ts';
 import { ErrorBody } from './v3/schemas.ts';
 
@@ -201,6 +202,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   // Compression only where bodies can be large: its hook is measurable on
   // tiny, high-rate responses such as /v3/version and /v3/health.
   await app.register(metaRoutes, { prefix: '/v3' });
+  await app.register(mcpHttp, { log }); // agent tools (MCP) at /mcp
   await app.register(async (scope) => {
     await scope.register(compress, { global: true, threshold: 1024, encodings: ['br', 'gzip', 'deflate'] });
     scope.get('/v3/openapi.json', { schema: { hide: true }, config: { cacheable: true } }, () => app.swagger());
