@@ -9,7 +9,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { createMcpServer } from './server.ts';
+import { createMcpServer, toolsetFor } from './server.ts';
 
 export interface McpHttpOptions {
   log?: Logger | null;
@@ -42,6 +42,7 @@ function webHeaders(req: FastifyRequest): Headers {
 
 export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promise<void> {
   const ctx = app.ctx;
+  toolsetFor(ctx); // compile the tool schemas now, not on the first request
   // The transport checks the content type and parses the body itself, answering JSON-RPC errors.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
