@@ -183,8 +183,10 @@ test('the HTTP endpoint answers initialize, tools/list and tools/call without a 
   assert.equal(init.status, 200);
   assert.match(init.headers.get('content-type') ?? '', /^application\/json/);
   assert.equal(init.headers.get('mcp-session-id'), null, 'stateless: no session id');
-  const info = (init.json.result as { serverInfo: { name: string; version: string }; protocolVersion: string }).serverInfo;
-  assert.deepEqual(info.name, 'IDQS');
+  const initResult = init.json.result as { serverInfo: { name: string; version: string }; capabilities: Record<string, { listChanged?: boolean }> };
+  assert.deepEqual(initResult.serverInfo, { name: 'IDQS', title: 'IDQS: Imaging Data Query Service', version: s.ctx.serverVersion });
+  assert.equal(initResult.capabilities.tools?.listChanged, false, 'the tool list is fixed');
+  assert.ok(initResult.capabilities.resources);
 
   // Each request on its own: no initialize before, no session header.
   const list = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { accept: 'application/json' });

@@ -178,10 +178,12 @@ export function createMcpServer(ctx: AppContext, opts: McpServerOptions): McpSer
   const toolset = toolsetFor(ctx);
   const mcp = new McpServer(
     { name: SERVER_NAME, title: 'IDQS: Imaging Data Query Service', version: ctx.serverVersion },
-    { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: false } } },
+    { instructions: INSTRUCTIONS },
   );
   // Tools are declared with JSON Schema (TypeBox) and validated like the REST
   // routes, so they go on the underlying server rather than through registerTool (zod).
+  // The tool list never changes while the server runs.
+  mcp.server.registerCapabilities({ tools: { listChanged: false } });
   mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolset.list() }));
   mcp.server.setRequestHandler(CallToolRequestSchema, (req) => toolset.call(req.params.name, req.params.arguments, opts));
 
