@@ -12,6 +12,7 @@ import { generate } from '../core/data/generate.ts';
 import { IdqsError } from '../core/errors.ts';
 import { buildApp } from '../http/app.ts';
 import { progressReporter } from './progress.ts';
+import { runMcpStdio } from './mcp.ts';
 
 function positiveNumber(name: string) {
   return (v: string) => {
@@ -77,6 +78,16 @@ program
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+  });
+
+program
+  .command('mcp')
+  .description('Serve the agent tools (MCP) over stdio, for a local MCP client (logs go to stderr)')
+  .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)')
+  .action(async (o: { db?: string }) => {
+    const cfg = loadConfig();
+    await runMcpStdio(cfg, await resolveDb(cfg, o.db));
+    process.exit(0);
   });
 
 const data = program.command('data').description('Generate and build datasets');

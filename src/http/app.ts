@@ -6,12 +6,12 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance, type F
 import compress from '@fastify/compress';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { createHash } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import type { AppContext } from '../core/context.ts';
 import { IdqsError } from '../core/errors.ts';
 import { v3Routes } from './v3/index.ts';
 import { metaRoutes } from './v3/meta.ts';
+import { mcpHttp } from '../mcp/http.ts';
 import { validationMessage } from './validation.ts';
 import { ErrorBody } from './v3/schemas.ts';
 import { v2Plugin } from './v2/index.ts';
@@ -223,14 +223,11 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     });
   });
   await app.register(v2Plugin);
+  await app.register(mcpHttp, { log }); // agent tools (MCP) at /mcp
   return app;
 }
 
-/** What a log line keeps of caller SQL: a short snippet or a hash. */
-export function sqlLogValue(ctx: AppContext, sql: string): string {
-  if (ctx.config.sqlLogMode === 'hash') return `sha256:${createHash('sha256').update(sql).digest('hex').slice(0, 12)}`;
-  const oneLine = sql.replace(/\s+/g, ' ').trim();
-  return oneLine.length > 200 ? `${oneLine.slice(0, 200)}…` : oneLine;
-}
+/** What a log line keeps of caller SQL (shared with the agent tools). */
+export { sqlLogValue } from '../core/sql-log.ts';
 
 export type { FastifyReply, FastifyRequest };

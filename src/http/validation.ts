@@ -3,7 +3,7 @@
 
 import type { FastifyError, FastifyRequest } from 'fastify';
 
-interface AjvError {
+export interface AjvError {
   instancePath: string;
   keyword: string;
   params: Record<string, unknown>;
@@ -18,10 +18,14 @@ function where(context: string | undefined, path: string): string {
 }
 
 export function validationMessage(err: FastifyError, _req?: FastifyRequest): string {
-  const errors = (err.validation ?? []) as unknown as AjvError[];
+  return ajvErrorMessage((err.validation ?? []) as unknown as AjvError[], err.validationContext) ?? err.message;
+}
+
+/** The message of the first Ajv error, located under `context` (e.g. body, querystring, arguments). */
+export function ajvErrorMessage(errors: AjvError[], context: string | undefined): string | null {
   const first = errors[0];
-  if (!first) return err.message;
-  const at = where(err.validationContext, first.instancePath);
+  if (!first) return null;
+  const at = where(context, first.instancePath);
   switch (first.keyword) {
     case 'additionalProperties': {
       const member = String(first.params.additionalProperty);

@@ -1,0 +1,83 @@
+// The streamable HTTP transport of the agent tools at /mcp (and /mcp/),
+// stateless: every POST gets a fresh server and transport, so any replica can
+// answer any request (no session, no Mcp-Session-Id) and responses are plain
+// JSON (no SSE). The request goes through Fastify's normal pipeline (security
+// headers, CORS, request log) and the SDK's web-standard transport.
+// Registered as an encapsulated plugin: its body parser (raw text, parsed by
+// the transport) and its JSON-RPC error handler apply to /mcp only.
+
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { createMcpServer, toolsetFor } from './server.ts';
+
+export interface McpHttpOptions {
+  log?: Logger | null;
+}
+
+function jsonRpcError(reply: FastifyReply, status: number, code: number, message: string) {
+  reply.removeHeader('ETag');
+  return reply
+    .code(status)
+    .header('Cache-Control', 'no-store')
+    .header('Content-Type', 'application/json')
+    .send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+/**
+ * Headers for the transport. Responses are JSON only, so a client that
+ * accepts JSON (or anything) need not also list text/event-stream, which the
+ * SDK otherwise requires.
+ */
+function webHeaders(req: FastifyRequest): Headers {
+  const h = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined) continue;
+    h.set(k, Array.isArray(v) ? v.join(', ') : v);
+  }
+  const accept = h.get('accept');
+  if (accept === null || /application\/json|application\/\*|\*\/\*/.test(accept)) h.set('accept', 'application/json, text/event-stream');
+  return h;
+}
+
+export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promise<void> {
+  const ctx = app.ctx;
+  toolsetFor(ctx); // compile the tool schemas now, not on the first request
+  // The transport checks the content type and parses the body itself, answering JSON-RPC errors.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  app.setErrorHandler((err: FastifyError, _req, reply) => {
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return jsonRpcError(reply, 413, -32600, `Request body exceeds the ${ctx.config.bodyLimit}-byte limit.`);
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return jsonRpcError(reply, err.statusCode, -32600, err.message);
+    opts.log?.error({ err, path: '/mcp' }, 'unhandled error');
+    return jsonRpcError(reply, 500, -32603, 'Internal error while handling the request; it has been logged.');
+  });
+
+  app.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
+    const apiBase = ctx.config.publicUrl ?? `${req.protocol}://${req.host}`;
+    const server = createMcpServer(ctx, { apiBase, log: opts.log });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    try {
+      await server.connect(transport);
+      const body = typeof req.body === 'string' ? req.body : '';
+      const request = new Request(new URL(req.url, `${req.protocol}://${req.host}`), { method: 'POST', headers: webHeaders(req), body });
+      const res = await transport.handleRequest(request);
+      reply.code(res.status);
+      res.headers.forEach((v, k) => reply.header(k, v));
+      const text = await res.text();
+      return reply.send(text === '' ? undefined : text);
+    } finally {
+      await transport.close();
+      await server.close();
+    }
+  });
+
+  // Stateless: there is no stream to open (GET) nor session to end (DELETE).
+  const notAllowed = (_req: FastifyRequest, reply: FastifyReply) => {
+    reply.header('Allow', 'POST, OPTIONS');
+    return jsonRpcError(reply, 405, -32000, 'Method not allowed: this endpoint is stateless; send JSON-RPC requests with POST.');
+  };
+  app.get('/mcp', { schema: { hide: true } }, notAllowed);
+  app.delete('/mcp', { schema: { hide: true } }, notAllowed);
+}

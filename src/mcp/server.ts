@@ -1,0 +1,222 @@
+// The MCP server over the core: the tools (one per /v3 capability, each a
+// thin call into the same service as its route), the resources (usage guide,
+// table list, table schemas) and the error mapping. A Toolset is built once
+// per AppContext (schemas compiled once); an McpServer is cheap to create,
+// so the stateless HTTP endpoint makes one per request.
+
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { Logger } from 'pino';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { AppContext } from '../core/context.ts';
+import { IdqsError } from '../core/errors.ts';
+import { sqlLogValue } from '../core/sql-log.ts';
+import { didYouMean } from '../core/suggest.ts';
+import { listTables, tableSchema } from '../core/services/tables.ts';
+import { ajvErrorMessage, type AjvError } from '../http/validation.ts';
+import { GUIDE, INSTRUCTIONS } from './guide.ts';
+import { toolLimits, type ToolLimits } from './limits.ts';
+import { cohortTools } from './tools/cohort.ts';
+import { discoveryTools } from './tools/discovery.ts';
+import { sideTools } from './tools/side.ts';
+import { sqlTools } from './tools/sql.ts';
+import { tableTools } from './tools/tables.ts';
+import type { ToolDef, ToolEnv } from './tools/types.ts';
+
+export const SERVER_NAME = 'IDQS';
+
+export interface McpServerOptions {
+  /** Base URL of the HTTP API, for the download commands of build_cohort. */
+  apiBase: string;
+  /** Audit log: one line per tool call (never the result rows). */
+  log?: Logger | null;
+}
+
+interface Entry {
+  def: ToolDef;
+  validate: ValidateFunction;
+  listing: Tool;
+}
+
+/** The REST route a tool mirrors, as a pattern matching concrete paths, and the tool call it becomes in messages. */
+interface RouteRef {
+  re: RegExp;
+  params: string[];
+  tool: string;
+}
+
+function routeRefs(defs: ToolDef[]): RouteRef[] {
+  return [...defs]
+    .sort((a, b) => b.route.length - a.route.length)
+    .map((d) => {
+      const params: string[] = [];
+      const pattern = d.route
+        .split(/(\{[A-Za-z_]+\})/)
+        .map((part) => {
+          const m = /^\{([A-Za-z_]+)\}$/.exec(part);
+          if (m) {
+            params.push(m[1]!);
+            return `([^\\s/?]+)`;
+          }
+          return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        })
+        .join('');
+      // A route mentioned without its parameters (e.g. "GET /v3/collections/{id}" as documentation) is left alone.
+      return { re: new RegExp(`${pattern}(?![\\w/{])`, 'g'), params, tool: d.name };
+    });
+}
+
+export class Toolset {
+  readonly limits: ToolLimits;
+  readonly defs: ToolDef[];
+  private readonly entries = new Map<string, Entry>();
+  private readonly refs: RouteRef[];
+
+  constructor(readonly ctx: AppContext) {
+    this.limits = toolLimits(ctx);
+    this.defs = [...discoveryTools(this.limits), ...tableTools(this.limits), ...cohortTools(this.limits), ...sqlTools(this.limits), ...sideTools()];
+    // The options of the REST validator (src/http/app.ts), so that the same argument gets the same verdict and message.
+    const ajv = new Ajv({ removeAdditional: false, allErrors: false, verbose: true, coerceTypes: 'array', useDefaults: true, strict: false });
+    for (const def of this.defs) {
+      const schema = JSON.parse(JSON.stringify(def.input)) as Tool['inputSchema'];
+      this.entries.set(def.name, {
+        def,
+        validate: ajv.compile(schema),
+        listing: {
+          name: def.name,
+          title: def.title,
+          description: def.description,
+          inputSchema: schema,
+          annotations: { title: def.title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+        },
+      });
+    }
+    this.refs = routeRefs(this.defs);
+  }
+
+  list(): Tool[] {
+    return [...this.entries.values()].map((e) => e.listing);
+  }
+
+  /** A message of the core, with references to REST routes rewritten as the tool calls that do the same. */
+  translate(message: string): string {
+    let out = message;
+    for (const r of this.refs) {
+      out = out.replace(r.re, (...m: string[]) => {
+        const args = Object.fromEntries(r.params.map((p, i) => [p, decodeURIComponent(m[i + 1]!)]));
+        return r.params.length > 0 ? `${r.tool} ${JSON.stringify(args)}` : r.tool;
+      });
+    }
+    return out;
+  }
+
+  /** Run a tool: validate the arguments, call the service, shape the result or the error. */
+  async call(name: string, rawArgs: Record<string, unknown> | undefined, opts: McpServerOptions): Promise<CallToolResult> {
+    const entry = this.entries.get(name);
+    if (!entry) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name)}.${didYouMean(name, this.entries.keys())} tools/list lists the tools.`);
+    }
+    const started = performance.now();
+    const audit: Record<string, unknown> = { tool: name };
+    if (name === 'run_sql' && typeof rawArgs?.sql === 'string') audit.sql = sqlLogValue(this.ctx, rawArgs.sql);
+    let result: CallToolResult;
+    try {
+      // Models often send null for an argument they mean to omit.
+      const args = Object.fromEntries(Object.entries(rawArgs ?? {}).filter(([, v]) => v !== null && v !== undefined));
+      if (!entry.validate(args)) {
+        throw new IdqsError('invalid_request', 422, ajvErrorMessage((entry.validate.errors ?? []) as AjvError[], 'arguments') ?? 'Invalid arguments.');
+      }
+      const env: ToolEnv = { ctx: this.ctx, limits: this.limits, apiBase: opts.apiBase };
+      const body = await entry.def.run(args, env);
+      result = success(body);
+      audit.outcome = 'ok';
+      const b = body as { rows?: unknown; truncated?: unknown };
+      if (Array.isArray(b?.rows)) audit.row_count = b.rows.length;
+      if (typeof b?.truncated === 'boolean') audit.truncated = b.truncated;
+    } catch (e) {
+      if (e instanceof IdqsError) {
+        result = failure(e.code, this.translate(e.message));
+        audit.error = e.code;
+      } else {
+        opts.log?.error({ err: e, tool: name }, 'unhandled error in tool');
+        result = failure('internal_error', 'Internal error while handling the request; it has been logged.');
+        audit.error = 'internal_error';
+      }
+      audit.outcome = 'error';
+    }
+    audit.duration_ms = Math.round((performance.now() - started) * 100) / 100;
+    opts.log?.info(audit, 'tool call');
+    return result;
+  }
+}
+
+/** Structured content is the REST body (an array body is wrapped as {result}); the text is the REST body as JSON. */
+function success(body: unknown): CallToolResult {
+  const structured = Array.isArray(body) ? { result: body } : (body as Record<string, unknown>);
+  return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: structured };
+}
+
+/** The REST error envelope, as structured content and as text. */
+function failure(code: string, message: string): CallToolResult {
+  const envelope = { error: { code, message } };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(envelope) }], structuredContent: envelope };
+}
+
+const toolsets = new WeakMap<AppContext, Toolset>();
+
+export function toolsetFor(ctx: AppContext): Toolset {
+  let t = toolsets.get(ctx);
+  if (!t) {
+    t = new Toolset(ctx);
+    toolsets.set(ctx, t);
+  }
+  return t;
+}
+
+/** A new MCP server with every tool and resource, not yet connected to a transport. */
+export function createMcpServer(ctx: AppContext, opts: McpServerOptions): McpServer {
+  const toolset = toolsetFor(ctx);
+  const mcp = new McpServer(
+    { name: SERVER_NAME, title: 'IDQS: Imaging Data Query Service', version: ctx.serverVersion },
+    { instructions: INSTRUCTIONS },
+  );
+  // Tools are declared with JSON Schema (TypeBox) and validated like the REST
+  // routes, so they go on the underlying server rather than through registerTool (zod).
+  // The tool list never changes while the server runs.
+  mcp.server.registerCapabilities({ tools: { listChanged: false } });
+  mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolset.list() }));
+  mcp.server.setRequestHandler(CallToolRequestSchema, (req) => toolset.call(req.params.name, req.params.arguments, opts));
+
+  mcp.registerResource(
+    'guide',
+    'idqs://guide',
+    { title: 'Agent guide', description: 'Data model, tools, workflow, SQL tips and error codes. Read it first.', mimeType: 'text/markdown' },
+    (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: GUIDE }] }),
+  );
+  mcp.registerResource(
+    'tables',
+    'idqs://tables',
+    { title: 'Tables for SQL', description: 'The tables run_sql can query (as list_tables returns them).', mimeType: 'application/json' },
+    (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(listTables(ctx), null, 2) }] }),
+  );
+  mcp.registerResource(
+    'table-schema',
+    new ResourceTemplate('idqs://schema/{table}', {
+      list: () => ({
+        resources: ctx.catalog.tables.map((t) => ({ uri: `idqs://schema/${t}`, name: `schema of ${t}`, mimeType: 'application/json' })),
+      }),
+      complete: { table: (v) => ctx.catalog.tables.filter((t) => t.startsWith(v)) },
+    }),
+    { title: 'Table schema', description: 'Columns of a table with types and descriptions (as get_table_schema returns them).', mimeType: 'application/json' },
+    (uri, vars) => {
+      const table = decodeURIComponent(String(vars.table));
+      try {
+        return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(tableSchema(ctx, table), null, 2) }] };
+      } catch (e) {
+        if (e instanceof IdqsError) throw new McpError(ErrorCode.InvalidParams, toolset.translate(e.message), { code: e.code });
+        throw e;
+      }
+    },
+  );
+  return mcp;
+}

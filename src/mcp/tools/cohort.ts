@@ -1,0 +1,109 @@
+// Cohort tools: counts, a manifest page with download commands, and a bounded
+// list of the cohort's object-store URLs (the lines of manifest.txt).
+
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../core/context.ts';
+import type { FilterObject } from '../../core/filters/v3.ts';
+import { cohortCounts, cohortManifest } from '../../core/services/cohort.ts';
+import { manifestText, type StoreKey } from '../../core/services/manifest.ts';
+import { applyLimit, type ToolLimits } from '../limits.ts';
+import { defineTool, filterInput, filterOf, type ToolDef } from './types.ts';
+
+/** Result of get_cohort_urls: the lines and headers of POST /v3/cohort/manifest.txt as one object. */
+export interface CohortUrls {
+  source: StoreKey;
+  /** Series matching the filter (X-Total-Count). */
+  total: number;
+  /** URLs returned (X-Returned-Count). */
+  returned: number;
+  /** True when the limit cut the list (X-Truncated). */
+  truncated: boolean;
+  /** Limit applied (X-Manifest-Limit). */
+  limit: number;
+  urls: string[];
+  filters_applied: { terms: Record<string, string[]>; ranges: Record<string, { gte?: number | string; lte?: number | string }> };
+  warnings: string[];
+  note: string;
+}
+
+export async function cohortUrls(ctx: AppContext, req: { filters: FilterObject; source?: string; limit: number; warnings?: string[] }): Promise<CohortUrls> {
+  const m = await manifestText(ctx, { filters: req.filters, source: req.source, limit: req.limit });
+  const chunks: Buffer[] = [];
+  for await (const c of m.body) chunks.push(c);
+  const text = Buffer.concat(chunks).toString('utf8');
+  const urls = text === '' ? [] : text.replace(/\n$/, '').split('\n');
+  const store = ctx.dataset.stores[m.store];
+  return {
+    source: m.store,
+    total: m.total,
+    returned: m.returned,
+    truncated: m.truncated,
+    limit: m.limit,
+    urls,
+    filters_applied: m.filters_applied,
+    warnings: [...m.warnings, ...(req.warnings ?? [])],
+    note:
+      `Public series folders in ${m.store} (${store.name}); no credentials are needed. Download one with ` +
+      `s5cmd --no-sign-request --endpoint-url ${store.endpoint} cp '<url>' <folder>/. ` +
+      (m.truncated ? `Only ${m.returned} of ${m.total} series are listed: narrow the filter, or use the commands of build_cohort for the full manifest.` : 'The list is complete.'),
+  };
+}
+
+export function cohortTools(limits: ToolLimits): ToolDef[] {
+  const { pageSize, urls } = limits;
+  return [
+    defineTool({
+      name: 'get_cohort_counts',
+      title: 'Cohort counts',
+      route: 'POST /v3/cohort/counts',
+      description:
+        'Size a cohort before listing it: distinct patients, studies and series, instances and size (size_TB) for a filter. ' +
+        'Check warnings: they flag values that exist only in another casing and ignored members. No filter gives whole-dataset totals.',
+      input: { ...filterInput },
+      run: (a, { ctx }) => cohortCounts(ctx, filterOf(a)),
+    }),
+    defineTool({
+      name: 'build_cohort',
+      title: 'Cohort manifest page and download commands',
+      route: 'POST /v3/cohort/manifest',
+      description:
+        'Counts, one page of matching series (collection, patient, study and series UIDs, modality, size, URL, license) and a download payload ' +
+        '(URL preview and ready-to-run commands). Needs at least one filter. Call get_cohort_counts first; ' +
+        `keep page_size small (default ${pageSize.default}, at most ${pageSize.cap}) and page with page while has_more is true. ` +
+        'Report the size and check get_licenses before suggesting a download; for the URLs alone use get_cohort_urls.',
+      input: {
+        ...filterInput,
+        page: Type.Optional(Type.Integer({ minimum: 0, description: 'Page to return, 0-based (default 0).' })),
+        page_size: Type.Optional(
+          Type.Integer({ minimum: 1, description: `Series per page, default ${pageSize.default}; values above ${pageSize.cap} are lowered to ${pageSize.cap}.` }),
+        ),
+        include_rows: Type.Optional(Type.Boolean({ description: 'false: counts and download payload only, no series (default true).' })),
+      },
+      run: async (a, { ctx, apiBase }) => {
+        const size = applyLimit(a.page_size, pageSize);
+        const r = await cohortManifest(ctx, { filters: filterOf(a), page: a.page, page_size: size.value, include_rows: a.include_rows }, apiBase);
+        if (size.clamped) r.warnings.push(`page_size ${a.page_size} is above the agent-tool cap; lowered to ${size.value}. Use page to read further.`);
+        return r;
+      },
+    }),
+    defineTool({
+      name: 'get_cohort_urls',
+      title: 'Cohort object-store URLs',
+      route: 'POST /v3/cohort/manifest.txt',
+      description:
+        'The public s3:// URLs of the series folders of a cohort (one per series, ending in /*), in manifest order, for cloud1 (default) or cloud2. ' +
+        `Bounded: default ${urls.default}, at most ${urls.cap}; truncated=true means the cohort has more series (total says how many). ` +
+        'Needs at least one filter; size the cohort with get_cohort_counts first.',
+      input: {
+        ...filterInput,
+        source: Type.Optional(Type.String({ description: 'Store: cloud1 (default) or cloud2; aws and gcs are accepted as their names.' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, description: `Most URLs to return, default ${urls.default}; values above ${urls.cap} are lowered to ${urls.cap}.` })),
+      },
+      run: (a, { ctx }) => {
+        const l = applyLimit(a.limit, urls);
+        const warnings = l.clamped ? [`limit ${a.limit} is above the agent-tool cap; lowered to ${l.value}.`] : [];
+        return cohortUrls(ctx, { filters: filterOf(a), source: a.source, limit: l.value, warnings });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,67 @@
+// What a tool is: a name, a description that teaches the workflow, an input
+// schema (TypeBox, i.e. JSON Schema: the same kind of schema, validator and
+// error messages as the REST routes), the REST route it mirrors, and a run
+// function that calls the same core service as that route and returns the
+// same body.
+
+import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
+import type { AppContext } from '../../core/context.ts';
+import { RangeSchema } from '../../http/v3/filter-schema.ts';
+import type { FilterObject } from '../../core/filters/v3.ts';
+import type { ToolLimits } from '../limits.ts';
+
+export interface ToolEnv {
+  ctx: AppContext;
+  limits: ToolLimits;
+  /** Base URL of the HTTP API for the download commands the cohort tools return. */
+  apiBase: string;
+}
+
+export interface ToolDef {
+  name: string;
+  title: string;
+  description: string;
+  /** The REST route returning the same body, e.g. "POST /v3/sql". */
+  route: string;
+  input: TObject;
+  run: (args: Record<string, unknown>, env: ToolEnv) => unknown;
+}
+
+/** A tool whose run function sees its arguments typed by its input schema. */
+export function defineTool<P extends TProperties>(def: {
+  name: string;
+  title: string;
+  description: string;
+  route: string;
+  input: P;
+  run: (args: Static<TObject<P>>, env: ToolEnv) => unknown;
+}): ToolDef {
+  return {
+    ...def,
+    input: Type.Object(def.input, { additionalProperties: false }) as unknown as TObject,
+    run: def.run as ToolDef['run'],
+  };
+}
+
+/** Cohort filter arguments, at the top level of a tool's arguments: {terms, ranges}. */
+export const filterInput = {
+  terms: Type.Optional(
+    Type.Record(Type.String(), Type.Array(Type.String()), {
+      description:
+        'Attribute name to accepted values: OR within an attribute, AND across attributes, e.g. {"collection_id": ["nlst"], "Modality": ["CT"]}. ' +
+        'Attribute names come from list_attributes (kind term); values are case-sensitive: copy them from get_attribute_values.',
+    }),
+  ),
+  ranges: Type.Optional(
+    Type.Record(Type.String(), RangeSchema, {
+      description: 'Range attribute (kind range in list_attributes) to inclusive bounds, e.g. {"instanceCount": {"gte": 50}} or {"StudyDate": {"gte": "2001-01-01"}}.',
+    }),
+  ),
+};
+
+export function filterOf(args: { terms?: Record<string, string[]>; ranges?: FilterObject['ranges'] }): FilterObject {
+  const f: FilterObject = {};
+  if (args.terms !== undefined) f.terms = args.terms;
+  if (args.ranges !== undefined) f.ranges = args.ranges;
+  return f;
+}

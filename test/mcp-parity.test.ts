@@ -1,0 +1,175 @@
+// Parity of the agent tools with the REST routes: one table of cases drives
+// both. For each case the tool is called through a real MCP client over the
+// server's /mcp endpoint and the twin route over plain HTTP; the structured
+// result must equal the REST body (array bodies wrapped as {result}), the
+// text must be the same JSON, and errors must keep the REST code and message.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { toolsetFor } from '../src/mcp/server.ts';
+import { startServer, type TestServer } from './fixture.ts';
+
+let s: TestServer;
+let client: Client;
+
+interface Case {
+  tool: string;
+  args: Record<string, unknown>;
+  rest: { method: 'GET' | 'POST'; path: string; body?: unknown };
+  /** Expected REST status when not 200. */
+  status?: number;
+}
+
+let cases: Case[] = [];
+
+before(async () => {
+  s = await startServer();
+  client = new Client({ name: 'parity-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`)));
+
+  const e = s.ctx.engine;
+  const coll = String((await e.one(`SELECT collection_id FROM "index" GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`))!.collection_id);
+  const ser = (await e.one(`SELECT SeriesInstanceUID, StudyInstanceUID FROM "index" ORDER BY SeriesInstanceUID LIMIT 1`))!;
+  const clinical = s.ctx.catalog.clinicalTables[0]!;
+  const filter = { terms: { collection_id: [coll], Modality: ['CT'] } };
+  const ranged = { terms: { collection_id: [coll] }, ranges: { instanceCount: { gte: 10 } } };
+  const q = encodeURIComponent;
+  cases = [
+    { tool: 'get_idc_version', args: {}, rest: { method: 'GET', path: '/v3/version' } },
+    { tool: 'get_stats', args: {}, rest: { method: 'GET', path: '/v3/stats' } },
+    { tool: 'list_collections', args: {}, rest: { method: 'GET', path: '/v3/collections' } },
+    { tool: 'get_collection', args: { collection_id: coll }, rest: { method: 'GET', path: `/v3/collections/${q(coll)}` } },
+    { tool: 'get_collection', args: { collection_id: `${coll}x` }, rest: { method: 'GET', path: `/v3/collections/${q(coll)}x` }, status: 404 },
+    { tool: 'list_analysis_results', args: {}, rest: { method: 'GET', path: '/v3/analysis_results' } },
+    { tool: 'list_attributes', args: {}, rest: { method: 'GET', path: '/v3/attributes' } },
+    { tool: 'get_attribute_values', args: { attribute: 'Modality', limit: 3 }, rest: { method: 'GET', path: '/v3/attributes/Modality/values?limit=3' } },
+    { tool: 'get_attribute_values', args: { attribute: 'Modalty', limit: 3 }, rest: { method: 'GET', path: '/v3/attributes/Modalty/values?limit=3' }, status: 400 },
+    { tool: 'list_tables', args: {}, rest: { method: 'GET', path: '/v3/tables' } },
+    { tool: 'get_table_schema', args: { table: 'seg_index' }, rest: { method: 'GET', path: '/v3/tables/seg_index' } },
+    { tool: 'get_table_schema', args: { table: 'indx' }, rest: { method: 'GET', path: '/v3/tables/indx' }, status: 404 },
+    { tool: 'list_clinical_tables', args: {}, rest: { method: 'GET', path: '/v3/clinical/tables' } },
+    { tool: 'list_clinical_tables', args: { collection_id: coll }, rest: { method: 'GET', path: `/v3/clinical/tables?collection_id=${q(coll)}` } },
+    { tool: 'get_clinical_table_schema', args: { table: clinical }, rest: { method: 'GET', path: `/v3/clinical/tables/${q(clinical)}` } },
+    { tool: 'get_clinical_table', args: { table: clinical, max_rows: 4 }, rest: { method: 'GET', path: `/v3/clinical/tables/${q(clinical)}/rows?max_rows=4` } },
+    { tool: 'get_cohort_counts', args: filter, rest: { method: 'POST', path: '/v3/cohort/counts', body: filter } },
+    { tool: 'get_cohort_counts', args: ranged, rest: { method: 'POST', path: '/v3/cohort/counts', body: ranged } },
+    { tool: 'get_cohort_counts', args: { terms: { Modality: ['ct'] } }, rest: { method: 'POST', path: '/v3/cohort/counts', body: { terms: { Modality: ['ct'] } } } },
+    { tool: 'get_cohort_counts', args: { terms: { Modalty: ['CT'] } }, rest: { method: 'POST', path: '/v3/cohort/counts', body: { terms: { Modalty: ['CT'] } } }, status: 400 },
+    {
+      tool: 'build_cohort',
+      args: { ...filter, page: 1, page_size: 3 },
+      rest: { method: 'POST', path: '/v3/cohort/manifest', body: { filters: filter, page: 1, page_size: 3 } },
+    },
+    {
+      tool: 'build_cohort',
+      args: { ...ranged, include_rows: false },
+      rest: { method: 'POST', path: '/v3/cohort/manifest', body: { filters: ranged, include_rows: false, page_size: 10 } },
+    },
+    { tool: 'build_cohort', args: {}, rest: { method: 'POST', path: '/v3/cohort/manifest', body: {} }, status: 400 },
+    {
+      tool: 'run_sql',
+      args: { sql: 'SELECT Modality, count(*) AS n FROM index GROUP BY 1 ORDER BY n DESC, Modality', max_rows: 2 },
+      rest: { method: 'POST', path: '/v3/sql', body: { sql: 'SELECT Modality, count(*) AS n FROM index GROUP BY 1 ORDER BY n DESC, Modality', max_rows: 2 } },
+    },
+    { tool: 'run_sql', args: { sql: 'SELECT count(*) FROM indx' }, rest: { method: 'POST', path: '/v3/sql', body: { sql: 'SELECT count(*) FROM indx' } }, status: 400 },
+    { tool: 'run_sql', args: { sql: 'DELETE FROM index' }, rest: { method: 'POST', path: '/v3/sql', body: { sql: 'DELETE FROM index' } }, status: 400 },
+    { tool: 'run_sql', args: { sql: 'SELECT 1', maxrows: 3 }, rest: { method: 'POST', path: '/v3/sql', body: { sql: 'SELECT 1', maxrows: 3 } }, status: 422 },
+    {
+      tool: 'get_viewer_url',
+      args: { series_instance_uid: ser.SeriesInstanceUID },
+      rest: { method: 'GET', path: `/v3/viewer-url?series_instance_uid=${q(String(ser.SeriesInstanceUID))}` },
+    },
+    {
+      tool: 'get_viewer_url',
+      args: { study_instance_uid: ser.StudyInstanceUID, viewer: 'ohif_v2' },
+      rest: { method: 'GET', path: `/v3/viewer-url?study_instance_uid=${q(String(ser.StudyInstanceUID))}&viewer=ohif_v2` },
+    },
+    { tool: 'get_viewer_url', args: {}, rest: { method: 'GET', path: '/v3/viewer-url' }, status: 400 },
+    {
+      tool: 'get_citations',
+      args: { ...filter, citation_format: 'bibtex' },
+      rest: { method: 'POST', path: '/v3/citations', body: { filters: filter, citation_format: 'bibtex' } },
+    },
+    { tool: 'get_citations', args: { citation_format: 'mla' }, rest: { method: 'POST', path: '/v3/citations', body: { citation_format: 'mla' } }, status: 400 },
+    { tool: 'get_licenses', args: ranged, rest: { method: 'POST', path: '/v3/licenses', body: ranged } },
+  ];
+});
+
+after(async () => {
+  await client?.close();
+  await s?.close();
+});
+
+async function rest(c: Case): Promise<{ status: number; body: unknown }> {
+  const r = c.rest.method === 'GET' ? await s.get(c.rest.path) : await s.post(c.rest.path, c.rest.body ?? {});
+  return { status: r.status, body: await r.json() };
+}
+
+async function call(tool: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  return (await client.callTool({ name: tool, arguments: args })) as CallToolResult;
+}
+
+function text(r: CallToolResult): string {
+  const t = r.content[0];
+  assert.equal(t?.type, 'text');
+  return (t as { text: string }).text;
+}
+
+test('every tool listed by the server has a parity case, and every case names a listed tool', async () => {
+  const listed = (await client.listTools()).tools.map((t) => t.name).sort();
+  const covered = [...new Set(cases.map((c) => c.tool))].sort();
+  assert.deepEqual(covered, listed.filter((n) => n !== 'get_cohort_urls'));
+  assert.ok(listed.includes('get_cohort_urls'), 'get_cohort_urls has its own parity test against manifest.txt');
+});
+
+test('each tool returns the REST body of its route, as structured content and as text', async () => {
+  const translate = (m: string) => toolsetFor(s.ctx).translate(m);
+  for (const c of cases) {
+    const label = `${c.tool} ${JSON.stringify(c.args)}`;
+    const [r, t] = await Promise.all([rest(c), call(c.tool, c.args)]);
+    assert.equal(r.status, c.status ?? 200, `${label}: REST status ${JSON.stringify(r.body)}`);
+    if (r.status === 200) {
+      assert.ok(!t.isError, `${label}: ${text(t)}`);
+      assert.deepEqual(t.structuredContent, Array.isArray(r.body) ? { result: r.body } : r.body, label);
+      assert.deepEqual(JSON.parse(text(t)), r.body, label);
+    } else {
+      const e = (r.body as { error: { code: string; message: string } }).error;
+      assert.equal(t.isError, true, label);
+      const te = (t.structuredContent as { error: { code: string; message: string } }).error;
+      assert.equal(te.code, e.code, label);
+      // Same message, with REST routes named as the tools that do the same and the arguments in place of the body.
+      assert.equal(te.message, translate(e.message).replace(/ in (body|querystring)\b/, ' in arguments'), label);
+      assert.deepEqual(JSON.parse(text(t)), t.structuredContent, label);
+    }
+  }
+});
+
+test('get_cohort_urls returns the lines and headers of POST /v3/cohort/manifest.txt', async () => {
+  const coll = String((await s.ctx.engine.one(`SELECT collection_id FROM "index" GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`))!.collection_id);
+  for (const [args, body] of [
+    [{ terms: { collection_id: [coll] }, limit: 7 }, { filters: { terms: { collection_id: [coll] } }, limit: 7 }],
+    [{ terms: { collection_id: [coll] }, source: 'gcs', limit: 5 }, { filters: { terms: { collection_id: [coll] } }, source: 'gcs', limit: 5 }],
+    [{ ranges: { instanceCount: { gte: 1000 } }, limit: 1000 }, { filters: { ranges: { instanceCount: { gte: 1000 } } }, limit: 1000 }],
+  ] as const) {
+    const r = await s.post('/v3/cohort/manifest.txt', body);
+    assert.equal(r.status, 200);
+    const lines = (await r.text()).split('\n').filter((l) => l !== '');
+    const t = await call('get_cohort_urls', args as unknown as Record<string, unknown>);
+    assert.ok(!t.isError, text(t));
+    const u = t.structuredContent as { source: string; urls: string[]; total: number; returned: number; truncated: boolean; limit: number; warnings: string[] };
+    assert.deepEqual(u.urls, lines);
+    assert.equal(u.total, Number(r.headers.get('x-total-count')));
+    assert.equal(u.returned, Number(r.headers.get('x-returned-count')));
+    assert.equal(u.truncated, r.headers.get('x-truncated') === 'true');
+    assert.equal(u.limit, Number(r.headers.get('x-manifest-limit')));
+    assert.equal(u.source, 'source' in body && body.source === 'gcs' ? 'cloud2' : 'cloud1');
+    assert.deepEqual(u.warnings, JSON.parse(r.headers.get('x-filter-warnings') ?? '[]'));
+    assert.deepEqual(JSON.parse(text(t)), t.structuredContent);
+  }
+  const empty = await call('get_cohort_urls', {});
+  assert.equal(empty.isError, true);
+  assert.equal((empty.structuredContent as { error: { code: string } }).error.code, 'invalid_query');
+});
