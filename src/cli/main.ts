@@ -3,12 +3,13 @@
 
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.ts';
 import { API_VERSION, createContext } from '../core/context.ts';
 import { build } from '../core/data/build.ts';
 import { ensureDefaultDataset } from '../core/data/dataset.ts';
 import { generate } from '../core/data/generate.ts';
+import { writeObjects } from '../core/data/objects.ts';
 import { IdqsError } from '../core/errors.ts';
 import { buildApp } from '../http/app.ts';
 import { progressReporter } from './progress.ts';
@@ -87,9 +88,12 @@ data
   .option('--scale <s>', 'size relative to the real corpus (1.0 = about 1M series)', positiveNumber('scale'), 0.05)
   .option('--seed <n>', 'random seed; the same seed and scale give identical files', integer('seed'), 42)
   .option('--no-instances', 'skip the instance-level /v2 table (much faster at large scales)')
-  .action(async (o: { out: string; scale: number; seed: number; instances: boolean }) => {
+  .option('--objects <n>', 'also write small DICOM files of N series into <out>/objects/<bucket>/<crdc_series_uuid>/ (whole collections first)', integer('objects'))
+  .action(async (o: { out: string; scale: number; seed: number; instances: boolean; objects?: number }) => {
+    if (o.objects && !o.instances) throw new InvalidArgumentError('--objects needs the instance table; drop --no-instances.');
     const m = await generate({ scale: o.scale, seed: o.seed, out: resolve(o.out), instances: o.instances, onProgress: progressReporter('generate') });
-    process.stdout.write(JSON.stringify({ out: resolve(o.out), release: m.release, totals: m.totals, row_counts: m.row_counts }, null, 2) + '\n');
+    const objects = o.objects ? await writeObjects({ from: resolve(o.out), out: join(resolve(o.out), 'objects'), series: o.objects }) : undefined;
+    process.stdout.write(JSON.stringify({ out: resolve(o.out), release: m.release, totals: m.totals, row_counts: m.row_counts, objects }, null, 2) + '\n');
   });
 data
   .command('build')
