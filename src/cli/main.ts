@@ -2,17 +2,23 @@
 // run read-only SQL locally through the same guard as the API.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.ts';
-import { API_VERSION, createContext } from '../core/context.ts';
-import { build } from '../core/data/build.ts';
-import { ensureDefaultDataset } from '../core/data/dataset.ts';
-import { generate } from '../core/data/generate.ts';
-import { writeObjects } from '../core/data/objects.ts';
 import { IdqsError } from '../core/errors.ts';
-import { buildApp } from '../http/app.ts';
+import { registerDownload } from '../download/command.ts';
 import { progressReporter } from './progress.ts';
+
+// The engine, the server and the generator are imported when a command needs
+// them, so client commands (idqs download) start fast and never load DuckDB.
+const createContext = async (...a: Parameters<typeof import('../core/context.ts').createContext>) => (await import('../core/context.ts')).createContext(...a);
+const build = async (...a: Parameters<typeof import('../core/data/build.ts').build>) => (await import('../core/data/build.ts')).build(...a);
+const ensureDefaultDataset = async (...a: Parameters<typeof import('../core/data/dataset.ts').ensureDefaultDataset>) =>
+  (await import('../core/data/dataset.ts')).ensureDefaultDataset(...a);
+const generate = async (...a: Parameters<typeof import('../core/data/generate.ts').generate>) => (await import('../core/data/generate.ts')).generate(...a);
+const writeObjects = async (...a: Parameters<typeof import('../core/data/objects.ts').writeObjects>) => (await import('../core/data/objects.ts')).writeObjects(...a);
+const buildApp = async (...a: Parameters<typeof import('../http/app.ts').buildApp>) => (await import('../http/app.ts')).buildApp(...a);
+const API_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 function positiveNumber(name: string) {
   return (v: string) => {
@@ -135,6 +141,8 @@ program
       ctx.engine.close();
     }
   });
+
+registerDownload(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   if (e instanceof IdqsError) process.stderr.write(`error (${e.code}): ${e.message}\n`);
