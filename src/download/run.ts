@@ -32,6 +32,8 @@ export interface DownloadOptions {
   retries: number;
   retryBaseMs: number;
   listPageSize?: number;
+  /** Verify MD5 against single-part ETags. */
+  checksum: boolean;
   /** May a question be asked on the terminal? */
   interactive: boolean;
 }
@@ -232,6 +234,7 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
     retries: o.retries,
     retryBaseMs: o.retryBaseMs,
     listPageSize: o.listPageSize,
+    checksum: o.checksum,
     onRetry: (what, attempt, err, delay) => rep.info(`retry ${attempt}/${o.retries} in ${(delay / 1000).toFixed(1)}s: ${what}: ${err.message}`),
   });
   const summary: Summary = {
