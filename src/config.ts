@@ -35,6 +35,9 @@ export interface Config {
   viewerBaseUrl: string;
   /** Public base URL of this API (behind a proxy), used in generated download commands. */
   publicUrl: string | null;
+  /** Endpoint overrides of the object stores (a mirror or a local S3-compatible server); null = the dataset's own. */
+  cloud1Endpoint: string | null;
+  cloud2Endpoint: string | null;
   build: string | null;
   logLevel: string;
   sqlLogMode: 'snippet' | 'hash';
@@ -99,6 +102,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     valuesLimitCap: num(env, 'IDQS_VALUES_LIMIT_CAP', 10_000, 1),
     viewerBaseUrl: str(env, 'IDQS_VIEWER_BASE_URL', 'https://viewer.imaging.datacommons.cancer.gov').replace(/\/+$/, ''),
     publicUrl: env.IDQS_PUBLIC_URL ? env.IDQS_PUBLIC_URL.replace(/\/+$/, '') : null,
+    cloud1Endpoint: env.IDQS_CLOUD1_ENDPOINT ? env.IDQS_CLOUD1_ENDPOINT.replace(/\/+$/, '') : null,
+    cloud2Endpoint: env.IDQS_CLOUD2_ENDPOINT ? env.IDQS_CLOUD2_ENDPOINT.replace(/\/+$/, '') : null,
     build: env.IDQS_BUILD || null,
     logLevel: str(env, 'IDQS_LOG_LEVEL', 'info'),
     sqlLogMode,

@@ -49,6 +49,7 @@ interface Manifest {
     manifest_preview: string[];
     manifest_truncated: boolean;
     commands: { idqs: string[]; save_manifest: string; s5cmd_cloud1: string[]; s5cmd_cloud2: string[] };
+    stores: Record<'cloud1' | 'cloud2', { name: string; endpoint: string; bucket_map: Record<string, string> }>;
     note: string;
   };
   filters_applied: Counts['filters_applied'];
@@ -211,10 +212,14 @@ test('POST /v3/cohort/manifest: defaults, shape, order, counts and download payl
   assert.deepEqual(d.manifest_preview, expected.slice(0, 5).map((r) => r.series_cloud1_url));
   assert.equal(d.manifest_truncated, false);
   assert.deepEqual(d.commands.idqs, [
-    'idqs download --collection-id nlst --dir ./idqs-data',
-    `idqs download --filter '{"terms":{"collection_id":["nlst"]},"ranges":{}}' --dir ./idqs-data`,
-    'idqs download --manifest idqs_manifest.txt --dir ./idqs-data',
+    `idqs download --collection nlst --api ${s.url} --out ./idqs-data`,
+    `idqs download --filters '{"terms":{"collection_id":["nlst"]},"ranges":{}}' --api ${s.url} --out ./idqs-data`,
+    `idqs download --manifest idqs_manifest.txt --api ${s.url} --out ./idqs-data`,
   ]);
+  for (const store of ['cloud1', 'cloud2'] as const) {
+    const want = s.ctx.dataset.stores[store];
+    assert.deepEqual(d.stores[store], { name: want.name, endpoint: want.endpoint, bucket_map: want.bucket_map });
+  }
   assert.match(d.commands.save_manifest, /^curl .*\/v3\/cohort\/manifest\.txt.* -o idqs_manifest\.txt$/);
   for (const store of ['cloud1', 'cloud2'] as const) {
     const [save, run] = d.commands[`s5cmd_${store}`];
@@ -240,14 +245,14 @@ test('manifest: the curl commands of the payload fetch the same cohort from mani
   const cps = lines(await r.text()).filter((l) => !l.startsWith('#'));
   assert.equal(cps.length, body.total_series);
   // A filter that is not collection_id alone has no per-collection command.
-  assert.ok(!body.download.commands.idqs.some((c) => c.includes('--collection-id')));
+  assert.ok(!body.download.commands.idqs.some((c) => c.includes('--collection ')));
 });
 
 test('manifest: shell metacharacters in values are quoted in the commands', async () => {
   const body = await json<Manifest>(await s.post('/v3/cohort/manifest', { filters: { terms: { collection_id: ["it's; rm -rf /"] } } }));
   assert.equal(body.total_series, 0);
   assert.deepEqual(body.series, []);
-  assert.equal(body.download.commands.idqs[0], `idqs download --collection-id 'it'\\''s; rm -rf /' --dir ./idqs-data`);
+  assert.equal(body.download.commands.idqs[0], `idqs download --collection 'it'\\''s; rm -rf /' --api ${s.url} --out ./idqs-data`);
 });
 
 test('manifest: page_size 0 and 100000 are clamped, and a warning says so', async () => {

@@ -2,17 +2,24 @@
 // run read-only SQL locally through the same guard as the API.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.ts';
-import { API_VERSION, createContext } from '../core/context.ts';
-import { build } from '../core/data/build.ts';
-import { ensureDefaultDataset } from '../core/data/dataset.ts';
-import { generate } from '../core/data/generate.ts';
 import { IdqsError } from '../core/errors.ts';
-import { buildApp } from '../http/app.ts';
+import { registerDownload } from '../download/command.ts';
 import { progressReporter } from './progress.ts';
 import { runMcpStdio } from './mcp.ts';
+
+// The engine, the server and the generator are imported when a command needs
+// them, so client commands (idqs download) start fast and never load DuckDB.
+const createContext = async (...a: Parameters<typeof import('../core/context.ts').createContext>) => (await import('../core/context.ts')).createContext(...a);
+const build = async (...a: Parameters<typeof import('../core/data/build.ts').build>) => (await import('../core/data/build.ts')).build(...a);
+const ensureDefaultDataset = async (...a: Parameters<typeof import('../core/data/dataset.ts').ensureDefaultDataset>) =>
+  (await import('../core/data/dataset.ts')).ensureDefaultDataset(...a);
+const generate = async (...a: Parameters<typeof import('../core/data/generate.ts').generate>) => (await import('../core/data/generate.ts')).generate(...a);
+const writeObjects = async (...a: Parameters<typeof import('../core/data/objects.ts').writeObjects>) => (await import('../core/data/objects.ts')).writeObjects(...a);
+const buildApp = async (...a: Parameters<typeof import('../http/app.ts').buildApp>) => (await import('../http/app.ts')).buildApp(...a);
+const API_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 function positiveNumber(name: string) {
   return (v: string) => {
@@ -98,9 +105,12 @@ data
   .option('--scale <s>', 'size relative to the real corpus (1.0 = about 1M series)', positiveNumber('scale'), 0.05)
   .option('--seed <n>', 'random seed; the same seed and scale give identical files', integer('seed'), 42)
   .option('--no-instances', 'skip the instance-level /v2 table (much faster at large scales)')
-  .action(async (o: { out: string; scale: number; seed: number; instances: boolean }) => {
+  .option('--objects <n>', 'also write small DICOM files of N series into <out>/objects/<bucket>/<crdc_series_uuid>/ (whole collections first)', integer('objects'))
+  .action(async (o: { out: string; scale: number; seed: number; instances: boolean; objects?: number }) => {
+    if (o.objects && !o.instances) throw new InvalidArgumentError('--objects needs the instance table; drop --no-instances.');
     const m = await generate({ scale: o.scale, seed: o.seed, out: resolve(o.out), instances: o.instances, onProgress: progressReporter('generate') });
-    process.stdout.write(JSON.stringify({ out: resolve(o.out), release: m.release, totals: m.totals, row_counts: m.row_counts }, null, 2) + '\n');
+    const objects = o.objects ? await writeObjects({ from: resolve(o.out), out: join(resolve(o.out), 'objects'), series: o.objects }) : undefined;
+    process.stdout.write(JSON.stringify({ out: resolve(o.out), release: m.release, totals: m.totals, row_counts: m.row_counts, objects }, null, 2) + '\n');
   });
 data
   .command('build')
@@ -142,6 +152,8 @@ program
       ctx.engine.close();
     }
   });
+
+registerDownload(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   if (e instanceof IdqsError) process.stderr.write(`error (${e.code}): ${e.message}\n`);

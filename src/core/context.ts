@@ -90,6 +90,10 @@ export async function createContext(config: Config, dbPath: string): Promise<App
     if (!metadata || !identity) throw new Error(`${dbPath} has no dataset metadata; build it with "idqs data build"`);
     const catalog = await loadCatalog(engine);
     if (!catalog.tables.includes('index')) throw new Error(`${dbPath} has no table "index"`);
+    // Endpoint overrides (a mirror, or a local S3-compatible server in tests) replace the dataset's own.
+    for (const [key, endpoint] of [['cloud1', config.cloud1Endpoint], ['cloud2', config.cloud2Endpoint]] as const) {
+      if (endpoint) metadata.stores = { ...metadata.stores, [key]: { ...metadata.stores[key], endpoint } };
+    }
     const serverVersion = config.build && !API_VERSION.includes('+') ? `${API_VERSION}+${config.build}` : API_VERSION;
     return {
       config,

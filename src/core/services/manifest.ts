@@ -210,6 +210,8 @@ export interface DownloadInfo {
   manifest_preview: string[];
   manifest_truncated: boolean;
   commands: DownloadCommands;
+  /** Where the objects are: endpoint and bucket names of each store (what the idqs downloader reads). */
+  stores: Record<StoreKey, { name: string; endpoint: string; bucket_map: Record<string, string> }>;
   note: string;
 }
 
@@ -226,14 +228,15 @@ export function downloadInfo(
   args: { applied: CompiledFilter['filters_applied']; total_series: number; size_TB: number; size_MB: number; preview: string[]; apiBase: string },
 ): DownloadInfo {
   const { applied, apiBase } = args;
-  const dir = `./${DOWNLOAD_DIR}`;
+  // Every command names this API: the downloader resolves the cohort (or the folders of a manifest's series) through it.
+  const tail = `--api ${shellQuote(apiBase)} --out ./${DOWNLOAD_DIR}`;
   const idqs: string[] = [];
   const termKeys = Object.keys(applied.terms);
   if (termKeys.length === 1 && termKeys[0] === 'collection_id' && Object.keys(applied.ranges).length === 0) {
-    for (const id of applied.terms.collection_id ?? []) idqs.push(`idqs download --collection-id ${shellQuote(id)} --dir ${dir}`);
+    for (const id of applied.terms.collection_id ?? []) idqs.push(`idqs download --collection ${shellQuote(id)} ${tail}`);
   }
-  idqs.push(`idqs download --filter ${shellQuote(JSON.stringify(applied))} --dir ${dir}`);
-  idqs.push(`idqs download --manifest idqs_manifest.txt --dir ${dir}`);
+  idqs.push(`idqs download --filters ${shellQuote(JSON.stringify(applied))} ${tail}`);
+  idqs.push(`idqs download --manifest idqs_manifest.txt ${tail}`);
   const s5 = (store: StoreKey) => [curlManifest(apiBase, { filters: applied, source: store, format: 's5cmd' }, s5cmdFileName(store)), s5cmdRunCommand(ctx, store)];
   const cap = ctx.config.manifestCap;
   const truncated = args.total_series > cap;
@@ -241,7 +244,7 @@ export function downloadInfo(
   const note =
     `The buckets are public: no credentials are needed (s5cmd --no-sign-request). ` +
     `Check the size first (${args.size_TB} TB = ${args.size_MB} MB in ${args.total_series} series) and the licenses (POST /v3/licenses with the same filters) before downloading. ` +
-    `idqs: run the per-collection lines, or the --filter line, or save the manifest with save_manifest and run the --manifest line. ` +
+    `idqs: run the per-collection lines, or the --filters line, or save the manifest with save_manifest and run the --manifest line. ` +
     `s5cmd: run the two lines of s5cmd_cloud1 (${stores.cloud1.name}) or s5cmd_cloud2 (${stores.cloud2.name}) in order. ` +
     `cloud2 is reached through its S3-compatible endpoint ${stores.cloud2.endpoint}, so its URLs keep the s3:// scheme.` +
     (truncated ? ` The manifest is capped at ${cap} series and this cohort has ${args.total_series}: split it (e.g. by collection_id) to get everything.` : '');
@@ -256,6 +259,10 @@ export function downloadInfo(
       save_manifest: curlManifest(apiBase, { filters: applied }, 'idqs_manifest.txt'),
       s5cmd_cloud1: s5('cloud1'),
       s5cmd_cloud2: s5('cloud2'),
+    },
+    stores: {
+      cloud1: { name: stores.cloud1.name, endpoint: stores.cloud1.endpoint, bucket_map: stores.cloud1.bucket_map },
+      cloud2: { name: stores.cloud2.name, endpoint: stores.cloud2.endpoint, bucket_map: stores.cloud2.bucket_map },
     },
     note,
   };

@@ -66,12 +66,21 @@ const Download = Type.Object({
   commands: Type.Object({
     idqs: Type.Array(Type.String(), {
       description:
-        'idqs downloader commands, alternatives: the per-collection lines (present when the filter is collection_id alone), or the --filter line, or the --manifest line after save_manifest.',
+        'idqs downloader commands (each names this API with --api), alternatives: the per-collection lines (present when the filter is collection_id alone), or the --filters line, or the --manifest line after save_manifest.',
     }),
     save_manifest: Type.String({ description: 'curl command saving the cloud1 URL manifest (POST /v3/cohort/manifest.txt) as idqs_manifest.txt.' }),
     s5cmd_cloud1: Type.Array(Type.String(), { description: 'Two steps, in order: save the s5cmd manifest for cloud1, then run it with s5cmd.' }),
     s5cmd_cloud2: Type.Array(Type.String(), { description: 'Two steps, in order: save the s5cmd manifest for cloud2, then run it against its S3-compatible endpoint.' }),
   }),
+  stores: Type.Record(
+    Type.String(),
+    Type.Object({
+      name: Type.String({ description: 'Public name of the store (aws, gcs).' }),
+      endpoint: Type.String({ description: 'S3-compatible endpoint; requests are anonymous (no credentials).' }),
+      bucket_map: Type.Record(Type.String(), Type.String(), { description: 'aws_bucket of a series → bucket of this store (same folder <crdc_series_uuid>/).' }),
+    }),
+    { description: 'Object stores, keyed cloud1 and cloud2: where the downloader fetches the series from.' },
+  ),
   note: Type.String(),
 });
 
