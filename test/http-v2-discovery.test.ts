@@ -195,3 +195,18 @@ test('discovery answers are cacheable: ETag and 304', async () => {
   const again = await s.get('/v2/filters', { 'if-none-match': etag });
   assert.equal(again.status, 304);
 });
+
+test('a database without the /v2 tables answers the preview with 503 saying how to build one; discovery still works', async () => {
+  const other = await startServer();
+  try {
+    other.ctx.catalog.v2Tables = [];
+    const r = await other.post('/v2/cohorts/manifest/preview', { cohort_def: {}, fields: ['PatientID'] });
+    const j = (await r.json()) as Json;
+    assert.equal(r.status, 503);
+    assert.equal(j.code, 503);
+    assert.match(j.message, /no \/v2 instance tables .*`idqs data generate`/);
+    assert.equal((await other.get('/v2/collections')).status, 200);
+  } finally {
+    await other.close();
+  }
+});

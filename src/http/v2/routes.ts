@@ -52,7 +52,13 @@ function sendPage(reply: FastifyReply, outcome: PageOutcome, cohortDef?: CohortD
       },
     });
   }
-  return reply.send({ code: 200, ...(cohortDef ? { cohort_def: cohortDef } : {}), manifest: outcome.manifest, next_page: outcome.next_page });
+  // The rows arrive as JSON text from the engine: the body is assembled, not re-serialized.
+  const m = outcome.manifest;
+  const body =
+    `{"code":200,${cohortDef ? `"cohort_def":${JSON.stringify(cohortDef)},` : ''}` +
+    `"manifest":{"manifest_data":[${m.manifest_data.join(',')}],"rowsReturned":${m.rowsReturned},"totalFound":${m.totalFound}},` +
+    `"next_page":${JSON.stringify(outcome.next_page)}}`;
+  return reply.type('application/json; charset=utf-8').send(body);
 }
 
 /** page_size of nextPage: absent, or a positive integer (as a query string or a JSON number). */

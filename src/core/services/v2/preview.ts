@@ -17,7 +17,8 @@ import { currentVersion } from './metadata.ts';
 export const TIMEOUT_MESSAGE = '[ERROR] API query took longer than the allowed time to execute. Retry the query using the next_page token.';
 
 export interface ManifestPage {
-  manifest_data: Row[];
+  /** Each row as its JSON text (written by the engine), in manifest order. */
+  manifest_data: string[];
   rowsReturned: number;
   totalFound: number;
 }
@@ -80,40 +81,49 @@ function rowBytes(plan: ManifestPlan): number {
   return 16 + plan.keys.length * 72 + (plan.columns.length - plan.keys.length) * 8;
 }
 
+/** The manifest order over the rows of `q`. */
+const qOrder = (plan: ManifestPlan) => plan.keys.map((k) => `q."${k.replace(/"/g, '""')}" ASC NULLS FIRST`).join(', ');
+
+/** Sort key of a row from its JSON text. */
+function keyOf(plan: ManifestPlan, json: string): JsonValue[] {
+  const row = JSON.parse(json) as Record<string, JsonValue>;
+  return plan.keys.map((k) => row[k] ?? null);
+}
+
 const sameKey = (a: JsonValue[], b: JsonValue[]) => a.length === b.length && a.every((v, i) => v === b[i]);
 
 /** Rows of a later page from the materialized manifest; null when it cannot be cached. */
-async function cachedRows(ctx: AppContext, plan: ManifestPlan, cursor: PageCursor, size: number): Promise<Row[] | null> {
+async function cachedRows(ctx: AppContext, plan: ManifestPlan, cursor: PageCursor, size: number): Promise<string[] | null> {
   if (cursor.total === null || cursor.after === null || plan.keys.length === 0) return null;
   const cache = resultCache(ctx);
   const bytes = cursor.total * rowBytes(plan);
   if (!cache.fits(bytes)) return null;
   const key = JSON.stringify([plan.sql, plan.params]);
   const m = await cache.get(key, bytes, async () => {
-    const r = await ctx.engine.materialize(plan.sql, plan.params);
-    return materialized(r.columns, r.chunks);
+    const r = await ctx.engine.materialize(`SELECT to_json(q)::VARCHAR AS j FROM (${plan.unordered}) q ORDER BY ${qOrder(plan)}`, plan.params);
+    return materialized(r.chunks);
   });
   if (!m || m.rows !== cursor.total) return null;
   // The row before the page must be the one the token says was sent last.
   const prev = slice(m, cursor.offset - 1, 1)[0];
-  if (!prev || !sameKey(plan.keys.map((k) => (prev[k] ?? null) as JsonValue), cursor.after)) return null;
+  if (!prev || !sameKey(keyOf(plan, prev), cursor.after)) return null;
   return slice(m, cursor.offset, size);
 }
 
 async function readPage(ctx: AppContext, plan: ManifestPlan, cursor: PageCursor, size: number): Promise<{ manifest: ManifestPage; cursor: PageCursor | null }> {
   const eng = ctx.engine;
   const totalP = cursor.total !== null ? Promise.resolve(cursor.total) : eng.one(plan.countSql, plan.countParams).then((r) => Number(r!.n));
-  let rowsP: Promise<Row[]>;
+  const texts = (rows: Row[]) => rows.map((r) => String(r.j));
+  let rowsP: Promise<string[]>;
   if (plan.keys.length === 0) {
     // One row of totals.
-    rowsP = cursor.offset > 0 ? Promise.resolve([]) : eng.rows(plan.sql, plan.params);
+    rowsP = cursor.offset > 0 ? Promise.resolve([]) : eng.rows(`SELECT to_json(q)::VARCHAR AS j FROM (${plan.unordered}) q`, plan.params).then(texts);
   } else {
     rowsP = cachedRows(ctx, plan, cursor, size).then((cached) => {
       if (cached) return cached;
       const cond = cursor.after ? keysetCondition(plan.keys, cursor.after) : null;
-      const order = plan.keys.map((k) => `q."${k.replace(/"/g, '""')}" ASC NULLS FIRST`).join(', ');
-      const sql = `SELECT * FROM (${plan.unordered}) q${cond ? ` WHERE ${cond.text}` : ''} ORDER BY ${order} LIMIT ${size}`;
-      return eng.rows(sql, [...plan.params, ...(cond?.params ?? [])]);
+      const sql = `SELECT to_json(q)::VARCHAR AS j FROM (${plan.unordered}) q${cond ? ` WHERE ${cond.text}` : ''} ORDER BY ${qOrder(plan)} LIMIT ${size}`;
+      return eng.rows(sql, [...plan.params, ...(cond?.params ?? [])]).then(texts);
     });
   }
   const [total, rows] = await Promise.all([totalP, rowsP]);
@@ -122,7 +132,7 @@ async function readPage(ctx: AppContext, plan: ManifestPlan, cursor: PageCursor,
   const more = rows.length > 0 && sent < total;
   return {
     manifest: { manifest_data: rows, rowsReturned: rows.length, totalFound: total },
-    cursor: more ? { offset: sent, after: plan.keys.map((k) => (last![k] ?? null) as JsonValue), total, pageSize: cursor.pageSize } : null,
+    cursor: more ? { offset: sent, after: keyOf(plan, last!), total, pageSize: cursor.pageSize } : null,
   };
 }
 

@@ -1,17 +1,15 @@
 // Manifests being paged, kept whole for a while. Once a client asks for a
-// second page, the ordered result is materialized once (as the engine's own
-// chunks, off the JS heap) and later pages are slices of it, so paging a
+// second page, the ordered result is materialized once (the JSON text of
+// each row, in the engine's own chunks, off the JS heap) and later pages are slices of it, so paging a
 // million rows costs one query instead of a thousand. Bounded by an estimated
 // byte budget (least recently used entries go first) and an idle time. Pure
 // optimization: tokens stay self-sufficient, and without an entry (another
 // replica, a restart, too large) a page is read with its keyset query.
 
 import type { DuckDBDataChunk } from '@duckdb/node-api';
-import type { Row } from '../../engine/engine.ts';
-import { jsonConverter, type JsonValue } from '../../engine/json.ts';
 
+/** A manifest as the JSON text of its rows, in order, held in the engine's chunks (one VARCHAR column). */
 export interface Materialized {
-  columns: string[];
   chunks: DuckDBDataChunk[];
   /** Row offset at which each chunk starts. */
   starts: number[];
@@ -26,20 +24,20 @@ interface Entry {
 
 const IDLE_MS = 10 * 60_000;
 
-export function materialized(columns: string[], chunks: DuckDBDataChunk[]): Materialized {
+export function materialized(chunks: DuckDBDataChunk[]): Materialized {
   const starts: number[] = [];
   let rows = 0;
   for (const c of chunks) {
     starts.push(rows);
     rows += c.rowCount;
   }
-  return { columns, chunks, starts, rows };
+  return { chunks, starts, rows };
 }
 
-/** Rows [offset, offset + size) as row objects. */
-export function slice(m: Materialized, offset: number, size: number): Row[] {
-  const out: Row[] = [];
-  if (offset >= m.rows) return out;
+/** The JSON text of rows [offset, offset + size). */
+export function slice(m: Materialized, offset: number, size: number): string[] {
+  const out: string[] = [];
+  if (offset < 0 || offset >= m.rows) return out;
   // Last chunk starting at or before offset.
   let lo = 0;
   let hi = m.starts.length - 1;
@@ -51,12 +49,8 @@ export function slice(m: Materialized, offset: number, size: number): Row[] {
   const end = Math.min(m.rows, offset + size);
   for (let ci = lo, pos = offset; pos < end; ci++) {
     const chunk = m.chunks[ci]!;
-    for (let r = pos - m.starts[ci]!; r < chunk.rowCount && pos < end; r++, pos++) {
-      const values = chunk.convertRowValues(r, jsonConverter);
-      const row: Row = {};
-      for (let k = 0; k < m.columns.length; k++) row[m.columns[k]!] = (values[k] ?? null) as JsonValue;
-      out.push(row);
-    }
+    const column = chunk.getColumnVector(0);
+    for (let r = pos - m.starts[ci]!; r < chunk.rowCount && pos < end; r++, pos++) out.push(column.getItem(r) as string);
   }
   return out;
 }
