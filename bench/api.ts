@@ -9,9 +9,8 @@
 // Options: --scale S (default 1.0), --duration SECONDS per endpoint (default 8).
 
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +21,7 @@ import { build } from '../src/core/data/build.ts';
 import { generate } from '../src/core/data/generate.ts';
 import { GENERATOR_VERSION } from '../src/core/data/dataset.ts';
 import { compileFilter } from '../src/core/filters/v3.ts';
+import { freePort, spawnServer } from './server.ts';
 import { COUNTS_SELECT } from '../src/core/services/version.ts';
 import { manifestQueries } from '../src/core/services/cohort.ts';
 
@@ -32,16 +32,6 @@ function arg(name: string, def: number): number {
 const scale = arg('scale', 1.0);
 const duration = arg('duration', 8);
 const root = fileURLToPath(new URL('..', import.meta.url));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 async function ensureDb(): Promise<string> {
   const dir = join(defaultCacheDir(), 'bench', `synthetic-g${GENERATOR_VERSION}-s${scale}-seed42-series`);
@@ -109,22 +99,8 @@ async function load(base: string, l: Load, seconds = duration) {
 
 async function main() {
   const db = await ensureDb();
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server: ChildProcess = spawn(process.execPath, [join(root, 'bin/idqs.cjs'), 'serve', '--db', db, '--port', String(port)], {
-    env: { ...process.env, IDQS_LOG_LEVEL: 'warn', IDQS_SQL_TIMEOUT_MS: '120000' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const { base, proc: server } = await spawnServer(db, { IDQS_SQL_TIMEOUT_MS: '120000' });
   try {
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(base + '/v3/health')).ok) break;
-      } catch {
-        /* not up yet */
-      }
-      if (i > 600) throw new Error('server did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
     const ctx = await createContext({ ...loadConfig(), connections: 2 }, db);
     const counts = { terms: { collection_id: ['nlst'], Modality: ['CT'] } };
     const bigCohort = { terms: { collection_id: ['nlst'] } };

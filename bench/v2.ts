@@ -9,15 +9,13 @@
 //     the first page does).
 // Options: --scale S (default 0.2), --runs N first-page requests (default 30).
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { defaultCacheDir } from '../src/config.ts';
 import { build } from '../src/core/data/build.ts';
 import { generate } from '../src/core/data/generate.ts';
 import { GENERATOR_VERSION } from '../src/core/data/dataset.ts';
+import { spawnServer } from './server.ts';
 
 function arg(name: string, def: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,18 +23,7 @@ function arg(name: string, def: number): number {
 }
 const scale = arg('scale', 0.2);
 const runs = arg('runs', 30);
-const root = fileURLToPath(new URL('..', import.meta.url));
 const PREVIEW = '/v2/cohorts/manifest/preview';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 async function ensureDb(): Promise<string> {
   const dir = join(defaultCacheDir(), 'bench', `synthetic-g${GENERATOR_VERSION}-s${scale}-seed42-full`);
@@ -49,25 +36,6 @@ async function ensureDb(): Promise<string> {
   const r = await build({ from: join(dir, 'data'), db });
   if (r.rebuilt) process.stderr.write(`built ${db} in ${r.seconds.toFixed(1)} s\n`);
   return db;
-}
-
-async function startServer(db: string, env: Record<string, string> = {}): Promise<{ base: string; proc: ChildProcess }> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const proc = spawn(process.execPath, [join(root, 'bin/idqs.cjs'), 'serve', '--db', db, '--port', String(port)], {
-    env: { ...process.env, IDQS_LOG_LEVEL: 'warn', IDQS_V2_DEADLINE_MS: '600000', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(base + '/v3/health')).ok) break;
-    } catch {
-      /* not up yet */
-    }
-    if (i > 600) throw new Error('server did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { base, proc };
 }
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -115,8 +83,8 @@ async function pageAll(base: string, body: Json, pageSize: number): Promise<{ ro
 
 async function main() {
   const db = await ensureDb();
-  const main = await startServer(db);
-  const bare = await startServer(db, { IDQS_V2_CACHE_MB: '0' });
+  const main = await spawnServer(db, { IDQS_V2_DEADLINE_MS: '600000' });
+  const bare = await spawnServer(db, { IDQS_V2_DEADLINE_MS: '600000', IDQS_V2_CACHE_MB: '0' });
   try {
     const seriesFields = ['collection_id', 'PatientID', 'StudyInstanceUID', 'SeriesInstanceUID'];
     const seriesBodies = [

@@ -1,0 +1,42 @@
+// Shared by the benchmarks: a free loopback port, and `idqs serve` started as
+// a separate process (the real CLI) and waited for until /v3/health answers.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+/** `idqs serve --db DB` on a free port, with extra environment; resolves once it serves. */
+export async function spawnServer(db: string, env: Record<string, string> = {}): Promise<{ base: string; proc: ChildProcess }> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const proc = spawn(process.execPath, [join(root, 'bin/idqs.cjs'), 'serve', '--db', db, '--port', String(port)], {
+    env: { ...process.env, IDQS_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(base + '/v3/health')).ok) break;
+    } catch {
+      /* not up yet */
+    }
+    if (i > 600 || proc.exitCode !== null) {
+      proc.kill();
+      throw new Error('server did not start');
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { base, proc };
+}
