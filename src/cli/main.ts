@@ -8,7 +8,6 @@ import { loadConfig, type Config } from '../config.ts';
 import { IdqsError } from '../core/errors.ts';
 import { registerDownload } from '../download/command.ts';
 import { progressReporter } from './progress.ts';
-import { runMcpStdio } from './mcp.ts';
 
 // The engine, the server and the generator are imported when a command needs
 // them, so client commands (idqs download) start fast and never load DuckDB.
@@ -18,6 +17,7 @@ const ensureDefaultDataset = async (...a: Parameters<typeof import('../core/data
   (await import('../core/data/dataset.ts')).ensureDefaultDataset(...a);
 const generate = async (...a: Parameters<typeof import('../core/data/generate.ts').generate>) => (await import('../core/data/generate.ts')).generate(...a);
 const writeObjects = async (...a: Parameters<typeof import('../core/data/objects.ts').writeObjects>) => (await import('../core/data/objects.ts')).writeObjects(...a);
+const runMcpStdio = async (...a: Parameters<typeof import('./mcp.ts').runMcpStdio>) => (await import('./mcp.ts')).runMcpStdio(...a);
 const buildApp = async (...a: Parameters<typeof import('../http/app.ts').buildApp>) => (await import('../http/app.ts')).buildApp(...a);
 const API_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 

@@ -13,6 +13,9 @@ import { humanBytes, type Reporter, type Summary } from './report.ts';
 import { S3Client, type S3Object } from './s3.ts';
 import { ServiceClient, ServiceUnreachable, type Filters, type LicenseRow, type SeriesRow, type StoreKey, type StoreMeta } from './service.ts';
 
+/** Series listed at once, whatever --jobs says (listings carry no file data). */
+const LIST_JOBS = 8;
+
 export interface DownloadOptions {
   manifest?: string;
   collection?: string[];
@@ -230,7 +233,8 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
 
   const s3 = new S3Client({
     endpoint,
-    connections: o.jobs,
+    // Listing requests are small: they may run wider than the transfers.
+    connections: Math.max(o.jobs, LIST_JOBS),
     retries: o.retries,
     retryBaseMs: o.retryBaseMs,
     listPageSize: o.listPageSize,
@@ -245,7 +249,7 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
     rep.info(`listing ${targets.length} series…`);
     const jobs: FileJob[] = [];
     const listed: { t: SeriesTarget; objects: S3Object[] }[] = [];
-    await pool(targets, o.jobs, signal, async (t) => {
+    await pool(targets, Math.max(o.jobs, LIST_JOBS), signal, async (t) => {
       try {
         let objects = await s3.list(t.bucket, t.prefix, signal);
         if (!t.prefix.endsWith('/')) objects = objects.filter((x) => x.key === t.prefix);
