@@ -76,9 +76,9 @@ function resultCache(ctx: AppContext): ResultCache {
   return c;
 }
 
-/** Rough size of a materialized row: text fields and 8-byte counts, plus per-row overhead. */
+/** Rough size of a materialized row: its JSON text (names, identifier-sized values, counts), plus overhead. */
 function rowBytes(plan: ManifestPlan): number {
-  return 16 + plan.keys.length * 72 + (plan.columns.length - plan.keys.length) * 8;
+  return 24 + plan.columns.reduce((n, c, i) => n + c.length + 4 + (i < plan.keys.length ? 72 : 12), 0);
 }
 
 /** The manifest order over the rows of `q`. */
