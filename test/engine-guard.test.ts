@@ -205,3 +205,22 @@ test('a pathological cross join is cancelled at the timeout and the engine keeps
   assert.deepEqual(next.rows, [{ n: baseline.indexRows }]);
   assert.deepEqual(await snapshot(), baseline);
 });
+
+test('closing the engine while queries run interrupts them instead of closing connections under them', async () => {
+  const other = await createContext(testConfig({ sqlTimeoutMs: 30_000 }), dbFile);
+  const hostile = other.engine.callerSql('SELECT count(*) FROM index a, index b, index c', 10);
+  const curated = other.engine.materialize('SELECT count(*) AS n FROM "index" a, "index" b, "index" c');
+  await new Promise((r) => setTimeout(r, 200));
+  const started = Date.now();
+  other.engine.close();
+  const results = await Promise.allSettled([hostile, curated]);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['rejected', 'rejected'],
+  );
+  assert.ok(Date.now() - started < 5000, 'the running queries stop promptly');
+  await assert.rejects(() => other.engine.rows('SELECT 1'), /engine is closed/);
+  // This process (and the other engine on the same file) carries on.
+  const next = await ctx.engine.callerSql('SELECT count(*) AS n FROM "index"', 10);
+  assert.deepEqual(next.rows, [{ n: baseline.indexRows }]);
+});

@@ -58,6 +58,10 @@ export class ConnectionPool {
   }
 
   release(c: DuckDBConnection): void {
+    if (this.closed) {
+      c.closeSync();
+      return;
+    }
     const w = this.waiters.shift();
     if (w) {
       if (w.timer) clearTimeout(w.timer);
@@ -76,9 +80,18 @@ export class ConnectionPool {
     }
   }
 
+  /**
+   * Refuse new work and close idle connections; a connection still running a
+   * query (a response being streamed, a manifest being materialized) is
+   * interrupted and closed when its user releases it, never under it.
+   */
   close(): void {
     this.closed = true;
     for (const w of this.waiters.splice(0)) w.reject(new Error('engine is closed'));
-    for (const c of this.all) c.closeSync();
+    const idle = new Set(this.idle.splice(0));
+    for (const c of this.all) {
+      if (idle.has(c)) c.closeSync();
+      else c.interrupt();
+    }
   }
 }
