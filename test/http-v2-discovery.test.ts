@@ -210,3 +210,48 @@ test('a database without the /v2 tables answers the preview with 503 saying how 
     await other.close();
   }
 });
+
+test('every operation of the /v2 document declares V2Error for its errors, and its examples work', async () => {
+  type Op = {
+    parameters?: { name: string; in: string; required?: boolean; example?: unknown; schema?: { examples?: unknown[] } }[];
+    requestBody?: { content: Record<string, { example?: unknown; schema?: { examples?: unknown[] } }> };
+    responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>;
+  };
+  const doc = (await (await s.get('/v2/openapi.json')).json()) as { paths: Record<string, Record<string, Op>> };
+  // A real token for the nextPage examples.
+  const first = (await (await s.post('/v2/cohorts/manifest/preview', { cohort_def: {}, fields: ['SeriesInstanceUID'], page_size: 2 })).json()) as Json;
+  let fired = 0;
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      for (const [code, r] of Object.entries(op.responses)) {
+        if (Number(code) >= 400) assert.equal(r.content?.['application/json']?.schema?.$ref, '#/components/schemas/V2Error', `${method} ${path} ${code}`);
+      }
+      let url = path;
+      const query = new URLSearchParams();
+      for (const p of op.parameters ?? []) {
+        const ex = p.name === 'next_page' ? first.next_page : (p.example ?? p.schema?.examples?.[0]);
+        if (ex === undefined) {
+          assert.ok(!p.required, `${method} ${path}: required ${p.name} has an example`);
+          continue;
+        }
+        if (p.in === 'path') url = url.replace(`{${p.name}}`, encodeURIComponent(String(ex)));
+        else query.set(p.name, String(ex));
+      }
+      const qs = query.size ? `?${query}` : '';
+      let r: Response;
+      if (method === 'post') {
+        const media = op.requestBody?.content['application/json'];
+        const ex = (media?.example ?? media?.schema?.examples?.[0]) as Json | undefined;
+        assert.ok(ex, `${method} ${path} has a body example`);
+        r = await s.post(url, path.endsWith('nextPage') ? { ...ex, next_page: first.next_page } : ex);
+      } else {
+        r = await s.get(url + qs);
+      }
+      const text = await r.text();
+      assert.equal(r.status, 200, `${method} ${path}${qs} -> ${r.status} ${text.slice(0, 300)}`);
+      if ((r.headers.get('content-type') ?? '').includes('json')) assert.equal((JSON.parse(text) as Json).code, 200);
+      fired++;
+    }
+  }
+  assert.ok(fired >= 11, `fired ${fired}`);
+});
