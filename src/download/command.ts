@@ -49,25 +49,14 @@ function url(v: string): string {
   return v.replace(/\/+$/, '');
 }
 
-interface Flags {
-  manifest?: string;
-  collection?: string[];
-  series?: string[];
-  filters?: string;
-  api: string;
-  source: StoreKey;
-  endpoint?: string;
-  out: string;
-  layout: string;
+/** What commander parses: the options of the run, with the booleans optional, plus the output mode. */
+type Flags = Omit<DownloadOptions, 'dryRun' | 'yes' | 'checksum' | 'retryBaseMs' | 'listPageSize' | 'interactive'> & {
   dryRun?: boolean;
-  jobs: number;
   yes?: boolean;
-  confirmAbove: number;
-  retries: number;
+  checksum?: boolean;
   quiet?: boolean;
   json?: boolean;
-  checksum?: boolean;
-}
+};
 
 export function registerDownload(program: Command): void {
   program

@@ -4,6 +4,7 @@
 
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import compress from '@fastify/compress';
+import { keepSchemaIds } from './openapi.ts';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { pino, type Logger } from 'pino';
@@ -191,8 +192,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   await app.register(async (v3) => {
     v3.addSchema(ErrorBody);
     await v3.register(swagger, {
-      // Shared schemas keep their $id as component name (ErrorBody, not def-0).
-      refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+      refResolver: keepSchemaIds,
       openapi: {
         openapi: '3.1.0',
         info: {

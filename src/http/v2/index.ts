@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import compress from '@fastify/compress';
 import zlib from 'node:zlib';
+import { keepSchemaIds } from '../openapi.ts';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { V2Error } from './schemas.ts';
@@ -16,7 +17,7 @@ export async function v2Plugin(app: FastifyInstance): Promise<void> {
   app.setValidatorCompiler(() => () => true);
   app.addSchema(V2Error);
   await app.register(swagger, {
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    refResolver: keepSchemaIds,
     openapi: {
       openapi: '3.1.0',
       info: {
