@@ -12,7 +12,7 @@ import type { AppContext } from '../../context.ts';
 import { IdqsError } from '../../errors.ts';
 import type { Param } from '../../engine/engine.ts';
 import type { JsonValue } from '../../engine/json.ts';
-import { compileV2Filter, type CompiledV2Filter, type Sql } from '../../filters/v2.ts';
+import { compileV2Filter, type Sql } from '../../filters/v2.ts';
 import { qi } from '../../registry/tables.ts';
 import { granularityOf, lookupField, type Granularity, type V2Field } from '../../registry/v2-api.ts';
 import type { ManifestQuery } from './token.ts';
@@ -31,7 +31,6 @@ export interface ManifestPlan {
   /** One row, `n`: rows of the whole manifest. */
   countSql: string;
   countParams: Param[];
-  compiled: CompiledV2Filter;
 }
 
 export const NO_V2_TABLES =
@@ -158,7 +157,6 @@ export function planManifest(q: ManifestQuery): ManifestPlan {
     unordered: text,
     countSql,
     countParams: keys.length === 0 ? [] : params,
-    compiled,
   };
 }
 
@@ -199,4 +197,3 @@ export function inlineSql(sql: string, params: Param[]): string {
   });
 }
 
-export type { AppContext };
