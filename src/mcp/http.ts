@@ -10,6 +10,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Logger } from 'pino';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { createMcpServer, toolsetFor } from './server.ts';
+import { publicBase } from '../http/public-base.ts';
 
 export interface McpHttpOptions {
   log?: Logger | null;
@@ -55,7 +56,7 @@ export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promi
   });
 
   app.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
-    const apiBase = ctx.config.publicUrl ?? `${req.protocol}://${req.host}`;
+    const apiBase = publicBase(ctx, req);
     const server = createMcpServer(ctx, { apiBase, log: opts.log });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {

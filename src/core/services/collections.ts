@@ -135,7 +135,7 @@ function emptySummary(id: string): CollectionSummary {
 }
 
 /** Columns of a live table among `wanted`, so a trimmed real release does not break the query. */
-function presentColumns(ctx: AppContext, table: string, wanted: readonly string[]): Set<string> {
+export function presentColumns(ctx: AppContext, table: string, wanted: readonly string[]): Set<string> {
   const live = new Set((ctx.catalog.columns.get(table) ?? []).map((c) => c.name));
   return new Set(wanted.filter((c) => live.has(c)));
 }

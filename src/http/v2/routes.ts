@@ -31,12 +31,9 @@ import {
   Versions,
   v2Errors,
 } from './schemas.ts';
+import { publicBase } from '../public-base.ts';
 
 const cacheable = { cacheable: true };
-
-function publicBase(app: FastifyInstance, req: { protocol: string; host: string }): string {
-  return app.ctx.config.publicUrl ?? `${req.protocol}://${req.host}`;
-}
 
 /** 200 with the page, or 202 with the token that collects it. */
 function sendPage(reply: FastifyReply, outcome: PageOutcome, cohortDef?: CohortDefEcho) {
@@ -81,7 +78,7 @@ export async function v2Routes(app: FastifyInstance): Promise<void> {
     },
     (req) => ({
       code: 200,
-      documentation: `SwaggerUI interface available at <${publicBase(app, req)}/v2/swagger/>. The OpenAPI document is at /v2/openapi.json; the newer interface is documented at /v3/docs.`,
+      documentation: `SwaggerUI interface available at <${publicBase(ctx, req)}/v2/swagger/>. The OpenAPI document is at /v2/openapi.json; the newer interface is documented at /v3/docs.`,
       message: 'Welcome to the IDQS API, Version 2 (compatible with the NCI IDC API, Version 2)',
     }),
   );

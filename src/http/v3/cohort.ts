@@ -10,6 +10,7 @@ import { cohortLicenses } from '../../core/services/licenses.ts';
 import { manifestText } from '../../core/services/manifest.ts';
 import { FilterOrWrappedSchema, FilterSchema, unwrapFilters } from './filter-schema.ts';
 import { errors } from './schemas.ts';
+import { publicBase } from '../public-base.ts';
 
 const EXAMPLE_FILTER = { terms: { collection_id: ['nlst'], Modality: ['CT'] } };
 
@@ -126,10 +127,8 @@ const MANIFEST_TEXT_HEADERS = {
   'X-Filter-Warnings': { type: 'string', description: 'JSON array of warnings (as in the JSON routes), present only when there are any.' },
 };
 
-/** Public base URL of this API for the commands that call it back: configured, else as the caller reached it. */
-function apiBase(req: FastifyRequest): string {
-  return req.server.ctx.config.publicUrl ?? `${req.protocol}://${req.host}`;
-}
+/** Public base URL of this API for the commands that call it back. */
+const apiBase = (req: FastifyRequest) => publicBase(req.server.ctx, req);
 
 /** A JSON value safe for a header: ASCII only, no line breaks. */
 function headerJson(v: unknown): string {

@@ -15,7 +15,7 @@ import {
   sourceName,
   type V2DataType,
 } from '../../registry/v2-api.ts';
-import { listAnalysisResults, listCollections } from '../collections.ts';
+import { listAnalysisResults, listCollections, presentColumns } from '../collections.ts';
 import { toNumber } from '../numbers.ts';
 import { requireV2Tables } from './plan.ts';
 
@@ -61,9 +61,10 @@ export interface V2Collection {
   source_url: string | null;
 }
 
-async function modalitiesBy(ctx: AppContext, column: 'collection_id' | 'analysis_result_id'): Promise<Map<string, string>> {
+/** Modalities of each collection's series, comma-separated and sorted. */
+async function collectionModalities(ctx: AppContext): Promise<Map<string, string>> {
   const rows = await ctx.engine.rows(
-    `SELECT ${column} AS k, string_agg(DISTINCT Modality, ', ' ORDER BY Modality) AS m FROM "index" WHERE ${column} IS NOT NULL AND Modality IS NOT NULL GROUP BY 1`,
+    `SELECT collection_id AS k, string_agg(DISTINCT Modality, ', ' ORDER BY Modality) AS m FROM "index" WHERE collection_id IS NOT NULL AND Modality IS NOT NULL GROUP BY 1`,
   );
   return new Map(rows.map((r) => [String(r.k), String(r.m)]));
 }
@@ -71,7 +72,7 @@ async function modalitiesBy(ctx: AppContext, column: 'collection_id' | 'analysis
 /** Original collections, by collection_id. */
 export function v2Collections(ctx: AppContext): Promise<V2Collection[]> {
   return memo(ctx, 'v2:collections', async () => {
-    const [list, mods] = await Promise.all([listCollections(ctx), modalitiesBy(ctx, 'collection_id')]);
+    const [list, mods] = await Promise.all([listCollections(ctx), collectionModalities(ctx)]);
     return list.map((c) => {
       const dois = c.sources.map((s) => s.source_DOI).filter((d): d is string => !!d);
       return {
@@ -113,7 +114,7 @@ export function v2AnalysisResults(ctx: AppContext): Promise<V2AnalysisResult[]> 
     const [list, collections] = await Promise.all([listAnalysisResults(ctx), listCollections(ctx)]);
     const byId = new Map(collections.map((c) => [c.collection_id, c]));
     const updated = new Map<string, string>();
-    if ((ctx.catalog.columns.get('analysis_results_index') ?? []).some((c) => c.name === 'updated')) {
+    if (presentColumns(ctx, 'analysis_results_index', ['updated']).size > 0) {
       for (const r of await ctx.engine.rows(`SELECT analysis_result_id AS k, CAST(updated AS VARCHAR) AS u FROM analysis_results_index WHERE updated IS NOT NULL`)) {
         updated.set(String(r.k), String(r.u));
       }
