@@ -12,6 +12,7 @@ import { invalidQuery } from '../errors.ts';
 import type { Param } from '../engine/engine.ts';
 import { RANGE_ARITY, lookupFilter, type RangeSuffix, type V2FilterName } from '../registry/v2-api.ts';
 import { qi } from '../registry/tables.ts';
+import { PER_INSTANCE_COLUMNS } from '../registry/v2.ts';
 import { pyRepr } from './pyrepr.ts';
 
 /** A piece of SQL with the values it binds, in order. */
@@ -32,8 +33,8 @@ export interface CompiledV2Filter {
   biospecimen: Sql[];
 }
 
-/** Columns stored per instance; every other dicom_pivot filter is per series. */
-const INSTANCE_FILTER_COLUMNS = new Set(['SOPInstanceUID']);
+/** Filters on per-instance columns read dicom_instances; every other dicom_pivot filter is per series. */
+const INSTANCE_FILTER_COLUMNS = new Set(PER_INSTANCE_COLUMNS);
 
 /** dicom_pivot filters over non-text columns compare their text form. */
 const NON_TEXT_COLUMNS = new Set(['SamplesPerPixel']);

@@ -3,6 +3,8 @@
 // their v2 data types, and the manifest fields. One source of truth for
 // GET /v2/filters, /v2/fields, the filter compiler and the preview planner.
 
+import { PER_INSTANCE_COLUMNS } from './v2.ts';
+
 export type V2Source = 'tcga_biospecimen_rel9' | 'tcga_clinical_rel9' | 'dicom_pivot';
 
 /** Sources in the order /v2/filters and /v2/fields list them (ancillary first). */
@@ -107,7 +109,8 @@ export interface V2Field {
   aliases: string[];
 }
 
-const INSTANCE_FIELDS = new Set(['SOPInstanceUID', 'crdc_instance_uuid', 'instance_size', 'cloud1_url', 'cloud2_url']);
+/** Fields that vary within a series: the per-instance columns and the object URLs. */
+const INSTANCE_FIELDS = new Set([...PER_INSTANCE_COLUMNS, 'cloud1_url', 'cloud2_url']);
 
 /** Store fields of the spec and the public service's names for them. */
 const STORE_ALIASES: Record<string, string> = { cloud1_url: 'aws_url', cloud2_url: 'gcs_url', cloud1_bucket: 'aws_bucket', cloud2_bucket: 'gcs_bucket' };

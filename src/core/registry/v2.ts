@@ -25,6 +25,9 @@ export const PIVOT_COLUMNS: [string, string][] = [
 /** Columns stored per instance (dicom_instances); SeriesInstanceUID is the join key. */
 export const INSTANCE_COLUMNS = ['SeriesInstanceUID', 'SOPInstanceUID', 'crdc_instance_uuid', 'instance_size'];
 
+/** Values that vary within a series (all other dicom_pivot columns are per series). */
+export const PER_INSTANCE_COLUMNS = INSTANCE_COLUMNS.filter((c) => c !== 'SeriesInstanceUID');
+
 /** Columns derived in the view from the others. */
 const DERIVED: Record<string, string> = {
   aws_url: `'s3://' || s.aws_bucket || '/' || s.crdc_series_uuid || '/' || i.crdc_instance_uuid || '.dcm'`,
