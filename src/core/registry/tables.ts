@@ -13,6 +13,8 @@ export interface ColumnDef {
   description: string;
   /** DuckDB type used when building (lists and structs spelled out). */
   duckdb: string;
+  /** Dropped by newer releases: not filled with NULLs when a release lacks it. */
+  optional?: boolean;
 }
 
 export interface TableDef {
@@ -170,7 +172,7 @@ export const TABLES: TableDef[] = [
       str('crdc_series_uuid', 'UUID of that series version.'),
       flt('series_size_MB', 'Size of that series version in MB.'),
       str('series_aws_url', 'URL of that series version in the primary store.'),
-      str('gcs_bucket_1', 'Duplicate of gcs_bucket (kept as in the public release).'),
+      { ...str('gcs_bucket_1', 'Duplicate of gcs_bucket (releases before v25 only).'), optional: true },
       str('aws_bucket', 'Bucket of that series version in the primary store.'),
       int('min_idc_version', 'First release that contained this series version.'),
       int('max_idc_version', 'Last release that contained this series version.'),
