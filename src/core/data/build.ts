@@ -51,6 +51,8 @@ export interface BuildOptions {
   force?: boolean;
   threads?: number;
   memoryLimit?: string;
+  /** Index version the input's name gives (a wheel's), used when the files do not say it. */
+  versionHint?: string | null;
   onProgress?: (step: string, done: number, total: number) => void;
 }
 
@@ -284,10 +286,10 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
       report.v2.push('series_totals');
     }
     progress('metadata', done++, total);
-    const meta = await datasetMetadata(conn, opts.from, manifest, report);
+    const meta = await datasetMetadata(conn, opts.from, manifest, report, opts.versionHint ?? null);
     report.release = meta.release;
     report.index_version = meta.index_version;
-    await writeMetadata(conn, opts.from, identity, manifest, meta, docs);
+    await writeMetadata(conn, opts.from, identity, manifest, meta, docs, report);
     await run('CHECKPOINT');
   } catch (e) {
     conn.closeSync();
@@ -335,7 +337,13 @@ export function indexVersionOf(describe: string): string {
  * else what the files say (the idc_index_data_version key every Parquet file
  * carries since 24.2.1, then the newest release of version_metadata_index).
  */
-async function datasetMetadata(conn: DuckDBConnection, dir: string, manifest: DatasetManifest | null, report: BuildReport): Promise<DatasetMetadata> {
+async function datasetMetadata(
+  conn: DuckDBConnection,
+  dir: string,
+  manifest: DatasetManifest | null,
+  report: BuildReport,
+  hint: string | null,
+): Promise<DatasetMetadata> {
   let release = manifest?.release;
   let indexVersion = manifest?.index_version;
   if (!indexVersion) {
@@ -345,6 +353,7 @@ async function datasetMetadata(conn: DuckDBConnection, dir: string, manifest: Da
     const v = kv.getRows()[0]?.[0];
     if (typeof v === 'string' && /^\d+\./.test(v)) indexVersion = indexVersionOf(v);
   }
+  indexVersion ||= hint ?? undefined;
   if (!release && indexVersion) release = `v${indexVersion.split('.')[0]}`;
   if (!release && report.tables.some((t) => t.name === 'version_metadata_index')) {
     const r = await conn.runAndReadAll(`SELECT max(idc_version) FROM version_metadata_index`);
@@ -413,10 +422,15 @@ async function writeMetadata(
   manifest: DatasetManifest | null,
   meta: DatasetMetadata,
   docs: { table: string; column: string; description: string }[],
+  report: BuildReport,
 ): Promise<void> {
   await conn.run(`CREATE SCHEMA IF NOT EXISTS idqs_meta`);
   await conn.run(`CREATE TABLE idqs_meta.dataset (key VARCHAR PRIMARY KEY, value VARCHAR)`);
-  await conn.run(`INSERT INTO idqs_meta.dataset VALUES ('identity', ${lit(identity)}), ('metadata', ${lit(JSON.stringify(meta))}), ('manifest', ${lit(JSON.stringify(manifest))})`);
+  // The build report too: what was loaded, kept, filled or missing stays visible after the build.
+  const kept = { ...report, db: undefined, rebuilt: undefined, seconds: undefined };
+  await conn.run(
+    `INSERT INTO idqs_meta.dataset VALUES ('identity', ${lit(identity)}), ('metadata', ${lit(JSON.stringify(meta))}), ('manifest', ${lit(JSON.stringify(manifest))}), ('build_report', ${lit(JSON.stringify(kept))})`,
+  );
   // The release's own descriptions, for columns the registry does not describe.
   await conn.run(`CREATE TABLE idqs_meta.docs (table_name VARCHAR, column_name VARCHAR, description VARCHAR)`);
   for (let i = 0; i < docs.length; i += 500) {
