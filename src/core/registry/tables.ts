@@ -405,7 +405,7 @@ export const TABLES: TableDef[] = [
     name: 'clinical_index',
     file: 'clinical_index',
     description:
-      'Dictionary (not data) of the per-collection clinical tables: one row per collection, clinical table and column, with a human-readable label and the meaning of coded values. The tables themselves are queried as clinical.<short_table_name> (list them with GET /v3/clinical/tables) and join to index on dicom_patient_id = index.PatientID.',
+      'Dictionary (not data) of the per-collection clinical tables: one row per collection, clinical table and column, with a human-readable label and the meaning of coded values. The tables themselves are queried as clinical.<short_table_name> (list them with GET /v3/clinical/tables, or the agent tool list_clinical_tables) and join to index on dicom_patient_id = index.PatientID.',
     joinKey: 'collection_id',
     columns: [
       str('collection_id', 'Collection of the clinical table; joins to index.collection_id.'),
