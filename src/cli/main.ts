@@ -246,7 +246,7 @@ data
   .option('--force', 'rebuild even when the dataset is unchanged')
   .action(async (o: { from: string; db: string; force?: boolean }) => {
     const opened = await openRelease(resolve(o.from), { cacheDir: loadConfig().cacheDir });
-    const r = await build({ from: opened.folder, db: resolve(o.db), force: o.force, onProgress: progressReporter('build') });
+    const r = await build({ from: opened.folder, db: resolve(o.db), force: o.force, versionHint: opened.index_version, onProgress: progressReporter('build') });
     for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
     process.stdout.write(JSON.stringify(r, null, 2) + '\n');
     if (!r.rebuilt) process.stderr.write('database is up to date with the dataset; nothing to do (use --force to rebuild)\n');

@@ -14,7 +14,7 @@ import pLimit from 'p-limit';
 import { build, type BuildReport } from '../data/build.ts';
 import { DEFAULT_STORES, RELEASE_DEFAULTS, type DatasetManifest, type ReleaseProvenance } from '../data/manifest.ts';
 import { TABLES } from '../registry/tables.ts';
-import { downloadFile, FetchError, getText, type GetOptions } from './http-file.ts';
+import { downloadFile, exists, FetchError, getText, type GetOptions } from './http-file.ts';
 import { sha256File, unpackWheel } from './open.ts';
 import { findWheel } from './pypi.ts';
 import { ALL_FILES, CORE_FILES, fileUrl, listTags, sortVersions, sourceBase, type ReleaseSource } from './sources.ts';
@@ -190,7 +190,10 @@ export async function fetchRelease(o: FetchOptions): Promise<FetchResult> {
         got = await downloadFile(url(name), dest, { ...get, signal, onBytes: (d) => emit({ type: 'bytes', delta: d }), onLength: (n) => emit({ type: 'length', file: name, bytes: n }) });
       } catch (e) {
         if (!(e instanceof FetchError && e.kind === 'not_found')) throw e;
-        if (stem === 'idc_index') throw await tagMissing(o, base, mirrored, url(name), get);
+        // A core file absent because the whole release is: say which releases there are.
+        if (CORE_FILES.includes(stem) && (stem === 'idc_index' || !(await exists(url('idc_index.parquet'), { headers: {} })))) {
+          throw await tagMissing(o, base, mirrored, url(name), get);
+        }
         const table = TABLES.find((t) => t.file === stem)?.name ?? stem;
         if (CORE_FILES.includes(stem)) throw new ReleaseError(`the release ${o.release} at ${base} has no ${name} (${url(name)} answered 404): a core table is missing, so the release is incomplete; try another source (--source) or release`);
         result.not_fetched.push(table);

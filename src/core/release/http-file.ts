@@ -122,6 +122,13 @@ export async function getText(url: string, opts: GetOptions = {}): Promise<{ tex
   }
 }
 
+/** Whether a URL exists (a one-byte GET; 404 = no), for telling a missing release from a missing file. */
+export async function exists(url: string, opts: GetOptions = {}): Promise<boolean> {
+  const { res } = await get(url, { ...opts.headers, range: 'bytes=0-0' }, opts.signal);
+  res.resume();
+  return res.statusCode !== 404;
+}
+
 interface PartMeta {
   url: string;
   validator: string | null;
