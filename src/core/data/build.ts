@@ -17,7 +17,7 @@ import { pivotSelect } from '../registry/v2.ts';
 import { sha256File } from '../release/open.ts';
 
 /** Bump when the layout of the built database changes, to force rebuilds. */
-export const BUILD_REVISION = 7;
+export const BUILD_REVISION = 8;
 
 export interface BuildReport {
   db: string;

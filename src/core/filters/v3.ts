@@ -65,9 +65,10 @@ function unknownAttribute(name: string, kind: 'term' | 'range'): never {
 function checkBound(attr: AttributeDef, side: 'gte' | 'lte', v: number | string): number | string {
   if (attr.date) {
     // The column holds strings: an unchecked bound would compare lexically and quietly select the wrong series.
-    const iso = typeof v === 'string' ? normalizeDate(v) : null;
+    // A DICOM DA date can arrive as a number (20010630), also after the request schema's coercion.
+    const iso = typeof v === 'string' || Number.isInteger(v) ? normalizeDate(String(v)) : null;
     if (iso) return iso;
-    if (typeof v === 'string' && DATE.test(v.trim())) throw invalidQuery(`ranges.${attr.name}.${side} is ${JSON.stringify(v)}, which is not a real calendar date.`);
+    if (DATE.test(String(v).trim())) throw invalidQuery(`ranges.${attr.name}.${side} is ${JSON.stringify(v)}, which is not a real calendar date.`);
     throw invalidQuery(`ranges.${attr.name}.${side} must be a date written YYYY-MM-DD (e.g. "2001-06-30"; 20010630 is accepted too); got ${JSON.stringify(v)}.`);
   }
   if (typeof v !== 'number' || !Number.isFinite(v)) {
