@@ -9,7 +9,6 @@ import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pRetry, { AbortError } from 'p-retry';
 
@@ -201,17 +200,15 @@ export async function downloadFile(url: string, dest: string, opts: GetOptions =
     reported = offset;
     const hash = offset > 0 ? await hashPrefix(part) : createHash('sha256');
     let got = 0;
-    const tap = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
-        hash.update(chunk);
-        got += chunk.length;
-        reported += chunk.length;
-        opts.onBytes?.(chunk.length);
-        cb(null, chunk);
-      },
+    // A data listener beside the pipe (not a Transform in it): one stream hop less per chunk.
+    res.on('data', (chunk: Buffer) => {
+      hash.update(chunk);
+      got += chunk.length;
+      reported += chunk.length;
+      opts.onBytes?.(chunk.length);
     });
     try {
-      await pipeline(res, tap, createWriteStream(part, { flags: offset > 0 ? 'a' : 'w', highWaterMark: 1 << 20 }));
+      await pipeline(res, createWriteStream(part, { flags: offset > 0 ? 'a' : 'w', highWaterMark: 1 << 20 }));
     } catch (e) {
       const err = e as Error;
       if (opts.signal?.aborted) throw new AbortError(err);
