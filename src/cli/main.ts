@@ -108,7 +108,7 @@ async function resolveDb(cfg: Config, db: string | undefined, rel: ReleaseFlags 
 
 /** --release, --source and --mirror, shared by serve, mcp and data fetch. */
 function releaseOptions(cmd: Command, withEnv: boolean): Command {
-  const rel = new Option('--release <version>', 'real release to serve: a version such as 25.0.5, or latest (fetched and built on first use)');
+  const rel = new Option('--release <version>', 'real release: a version such as 25.0.5, or latest (fetched and built when not in the cache)');
   const src = new Option('--source <source>', 'where to fetch the release: gcs (public bucket, default), github (release assets) or pypi (the wheel: core tables only)');
   return cmd
     .addOption(withEnv ? rel.env('IDQS_RELEASE') : rel)

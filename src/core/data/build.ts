@@ -115,11 +115,16 @@ export async function builtIdentity(db: string): Promise<string | null> {
   // The sidecar written next to the database spares opening it at every start.
   const side = `${db}.identity`;
   if (existsSync(side) && (await stat(side)).mtimeMs >= (await stat(db)).mtimeMs) return (await readFile(side, 'utf8')).trim();
+  return readDatasetKey(db, 'identity');
+}
+
+/** A value of idqs_meta.dataset in a built database (opened read-only), or null when absent or not ours. */
+async function readDatasetKey(db: string, key: string): Promise<string | null> {
   let inst: DuckDBInstance | undefined;
   try {
     inst = await DuckDBInstance.create(db, { access_mode: 'READ_ONLY' });
     const c = await inst.connect();
-    const r = await c.runAndReadAll(`SELECT value FROM idqs_meta.dataset WHERE key = 'identity'`);
+    const r = await c.runAndReadAll(`SELECT value FROM idqs_meta.dataset WHERE key = ${lit(key)}`);
     c.closeSync();
     return (r.getRows()[0]?.[0] as string | undefined) ?? null;
   } catch {
@@ -313,18 +318,7 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
 /** The metadata stored in a built database, or null when the file is absent or not ours. */
 export async function builtMetadata(db: string): Promise<DatasetMetadata | null> {
   if (!existsSync(db)) return null;
-  let inst: DuckDBInstance | undefined;
-  try {
-    inst = await DuckDBInstance.create(db, { access_mode: 'READ_ONLY' });
-    const c = await inst.connect();
-    const r = await c.runAndReadAll(`SELECT value FROM idqs_meta.dataset WHERE key = 'metadata'`);
-    c.closeSync();
-    return JSON.parse((r.getRows()[0]?.[0] as string | undefined) ?? 'null') as DatasetMetadata | null;
-  } catch {
-    return null;
-  } finally {
-    inst?.closeSync();
-  }
+  return JSON.parse((await readDatasetKey(db, 'metadata')) ?? 'null') as DatasetMetadata | null;
 }
 
 /** "25.0.5-0-gf08b112" (git describe, as the release files carry it) → "25.0.5". */
