@@ -9,6 +9,10 @@ export interface Config {
   port: number;
   /** Prebuilt database to serve; when unset the default dataset is used (and built on first use). */
   db: string | null;
+  /** Real release to serve (a version such as 25.0.5, or latest): fetched and built on first use. */
+  release: string | null;
+  /** Where to fetch it from: gcs (default), github or pypi. */
+  releaseSource: string;
   cacheDir: string;
   scale: number;
   seed: number;
@@ -79,6 +83,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: str(env, 'HOST', '127.0.0.1'),
     port: num(env, 'PORT', 8000, 0),
     db: env.IDQS_DB || null,
+    release: env.IDQS_RELEASE || null,
+    releaseSource: str(env, 'IDQS_RELEASE_SOURCE', 'gcs'),
     cacheDir: defaultCacheDir(env),
     scale: num(env, 'IDQS_SCALE', 0.05, 0.0001),
     seed: num(env, 'IDQS_SEED', 42, 0),

@@ -63,10 +63,9 @@ export interface TestServer {
   post: (path: string, body: unknown, headers?: Record<string, string>) => Promise<Response>;
 }
 
-/** A real server on 127.0.0.1 with a random port over the test database. */
-export async function startServer(overrides: Partial<Config> = {}): Promise<TestServer> {
-  const ds = await testDataset();
-  const ctx = await createContext(testConfig(overrides), ds.db);
+/** A real server on 127.0.0.1 with a random port over the test database (or another database, e.g. a real release). */
+export async function startServer(overrides: Partial<Config> = {}, db?: string): Promise<TestServer> {
+  const ctx = await createContext(testConfig(overrides), db ?? (await testDataset()).db);
   const app = await buildApp(ctx);
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return {

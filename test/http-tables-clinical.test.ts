@@ -178,14 +178,14 @@ test('GET /v3/tables/index types follow the registry (STRING, INTEGER, FLOAT)', 
   assert.equal(body.columns.length, s.ctx.catalog.columns.get('index')!.length);
 });
 
-test('extra live columns get a type mapped from the engine type and an empty description', async () => {
+test('extra live columns get a type mapped from the engine type (structs with their fields) and an empty description', async () => {
   const body = await json<{ columns: { name: string; type: string; engine_type: string; description: string }[] }>(withClin, `/v3/tables/${EXTRA}`);
   assert.deepEqual(
     body.columns.map((c) => [c.name, c.type, c.engine_type, c.description]),
     [
       ['a', 'STRING', 'VARCHAR', ''],
       ['b', 'INTEGER[]', 'BIGINT[]', ''],
-      ['c', 'RECORD', 'STRUCT(x INTEGER)', ''],
+      ['c', 'STRUCT(x INTEGER)', 'STRUCT(x INTEGER)', ''],
       ['d', 'FLOAT', 'DOUBLE', ''],
       ['e', 'BOOLEAN', 'BOOLEAN', ''],
       ['f', 'INTEGER', 'INTEGER', ''],

@@ -1,5 +1,6 @@
-// The `idqs` command line: serve the API, generate and build datasets, and
-// run read-only SQL locally through the same guard as the API.
+// The `idqs` command line: serve the API (the synthetic default or a real
+// release), fetch real releases, generate and build datasets, and run
+// read-only SQL locally through the same guard as the API.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
@@ -7,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.ts';
 import { IdqsError } from '../core/errors.ts';
 import { registerDownload } from '../download/command.ts';
+import { fetchReporter } from './fetch-progress.ts';
 import { progressReporter } from './progress.ts';
 
 // The engine, the server and the generator are imported when a command needs
@@ -17,6 +19,9 @@ const ensureDefaultDataset = async (...a: Parameters<typeof import('../core/data
   (await import('../core/data/dataset.ts')).ensureDefaultDataset(...a);
 const generate = async (...a: Parameters<typeof import('../core/data/generate.ts').generate>) => (await import('../core/data/generate.ts')).generate(...a);
 const writeObjects = async (...a: Parameters<typeof import('../core/data/objects.ts').writeObjects>) => (await import('../core/data/objects.ts')).writeObjects(...a);
+const release = () => import('../core/release/fetch.ts');
+const releaseSources = () => import('../core/release/sources.ts');
+const openRelease = async (...a: Parameters<typeof import('../core/release/open.ts').openRelease>) => (await import('../core/release/open.ts')).openRelease(...a);
 const runMcpStdio = async (...a: Parameters<typeof import('./mcp.ts').runMcpStdio>) => (await import('./mcp.ts')).runMcpStdio(...a);
 const buildApp = async (...a: Parameters<typeof import('../http/app.ts').buildApp>) => (await import('../http/app.ts')).buildApp(...a);
 const API_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -41,14 +46,57 @@ function integer(name: string) {
   };
 }
 
-/** The database to serve: --db, IDQS_DB, or the default dataset (built on first use). */
-async function resolveDb(cfg: Config, db: string | undefined): Promise<string> {
+interface ReleaseFlags {
+  release?: string;
+  source?: string;
+  mirror?: string;
+}
+
+/** Fetch (when not cached) and build a real release, with progress on stderr; returns the database. */
+async function ensureReleaseDb(cfg: Config, o: ReleaseFlags & { tables?: string; out?: string }): Promise<string> {
+  const { parseRelease, parseSource } = await releaseSources();
+  const reporter = fetchReporter();
+  let buildProgress: ReturnType<typeof progressReporter> | undefined;
+  try {
+    const r = await (await release()).ensureRelease({
+      release: parseRelease(o.release ?? cfg.release ?? 'latest'),
+      source: parseSource(o.source ?? cfg.releaseSource),
+      tables: parseTables(o.tables),
+      cacheDir: cfg.cacheDir,
+      out: o.out ? resolve(o.out) : undefined,
+      mirror: o.mirror,
+      env: process.env,
+      onEvent: reporter.onEvent,
+      onBuildProgress: (s, d, t) => {
+        buildProgress ??= progressReporter('building database');
+        buildProgress(s, d, t);
+      },
+    });
+    reporter.stop();
+    for (const w of r.build.warnings) process.stderr.write(`warning: ${w}\n`);
+    return r.db;
+  } finally {
+    reporter.stop();
+  }
+}
+
+/** --tables; unset = all the source has (the wheel: the core tables, without a warning). */
+function parseTables(v: string | undefined): 'all' | 'core' | string[] | undefined {
+  if (v === undefined) return undefined;
+  const s = v.trim().toLowerCase();
+  return s === 'all' || s === 'core' ? s : v.split(',');
+}
+
+/** The database to serve: --db, IDQS_DB, --release / IDQS_RELEASE, or the default dataset (built on first use). */
+async function resolveDb(cfg: Config, db: string | undefined, rel: ReleaseFlags = {}): Promise<string> {
   const explicit = db ?? cfg.db;
+  if (explicit && (rel.release ?? cfg.release)) throw new InvalidArgumentError('give either a database (--db, IDQS_DB) or a release (--release, IDQS_RELEASE), not both.');
   if (explicit) {
     const p = resolve(explicit);
     if (!existsSync(p)) throw new Error(`database ${p} does not exist; build one with "idqs data build --from DIR --db ${explicit}"`);
     return p;
   }
+  if (rel.release ?? cfg.release) return ensureReleaseDb(cfg, rel);
   // Each phase's clock starts when that phase does.
   const reporters: Partial<Record<'generate' | 'build', ReturnType<typeof progressReporter>>> = {};
   const r = await ensureDefaultDataset(cfg.cacheDir, cfg.scale, cfg.seed, (phase, s, d, t) => {
@@ -58,6 +106,16 @@ async function resolveDb(cfg: Config, db: string | undefined): Promise<string> {
   return r.db;
 }
 
+/** --release, --source and --mirror, shared by serve, mcp and data fetch. */
+function releaseOptions(cmd: Command, withEnv: boolean): Command {
+  const rel = new Option('--release <version>', 'real release: a version such as 25.0.5, or latest (fetched and built when not in the cache)');
+  const src = new Option('--source <source>', 'where to fetch the release: gcs (public bucket, default), github (release assets) or pypi (the wheel: core tables only)');
+  return cmd
+    .addOption(withEnv ? rel.env('IDQS_RELEASE') : rel)
+    .addOption(withEnv ? src.env('IDQS_RELEASE_SOURCE') : src)
+    .option('--mirror <url>', 'base URL replacing the public one of --source (an air-gapped mirror in the same layout)');
+}
+
 const program = new Command();
 program
   .name('idqs')
@@ -65,15 +123,17 @@ program
   .version(API_VERSION)
   .showHelpAfterError();
 
-program
+const serve = program
   .command('serve')
-  .description('Serve the HTTP API (default: the embedded demonstration dataset, built on first use)')
+  .description('Serve the HTTP API (default: the embedded demonstration dataset, built on first use; --release: the real data)')
   .addOption(new Option('--port <port>', 'port to listen on').argParser(port).env('PORT').default(8000))
   .addOption(new Option('--host <host>', 'interface to bind').env('HOST').default('127.0.0.1'))
-  .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)')
-  .action(async (o: { port: number; host: string; db?: string }) => {
+  .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)');
+releaseOptions(serve, true)
+  .addHelpText('after', '\nExamples:\n  idqs serve                       # the synthetic default dataset, offline\n  idqs serve --release latest      # the newest real release (fetched and built once, then cached)\n  idqs serve --release 25.0.5 --source pypi')
+  .action(async (o: { port: number; host: string; db?: string } & ReleaseFlags) => {
     const cfg = loadConfig();
-    const db = await resolveDb(cfg, o.db);
+    const db = await resolveDb(cfg, o.db, o);
     const ctx = await createContext(cfg, db);
     const app = await buildApp(ctx, { logger: { level: cfg.logLevel } });
     const address = await app.listen({ port: o.port, host: o.host });
@@ -87,17 +147,83 @@ program
     process.once('SIGTERM', stop);
   });
 
-program
+const mcp = program
   .command('mcp')
   .description('Serve the agent tools (MCP) over stdio, for a local MCP client (logs go to stderr)')
-  .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)')
-  .action(async (o: { db?: string }) => {
+  .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)');
+releaseOptions(mcp, true)
+  .action(async (o: { db?: string } & ReleaseFlags) => {
     const cfg = loadConfig();
-    await runMcpStdio(cfg, await resolveDb(cfg, o.db));
+    await runMcpStdio(cfg, await resolveDb(cfg, o.db, o));
     process.exit(0);
   });
 
-const data = program.command('data').description('Generate and build datasets');
+const data = program.command('data').description('Fetch real releases, generate synthetic datasets, build databases');
+const fetchCmd = data
+  .command('fetch')
+  .description('Download a real release of the public index files into the cache (or --out), check every published sha256, then build its database')
+  .option('--tables <list>', 'all (default; for pypi: core), core (the five tables of the wheel), or table names separated by commas (index = idc_index)')
+  .option('--out <dir>', 'folder to fetch into (default: <cache>/releases/<release>-<source>)')
+  .option('--no-build', 'download and check only');
+releaseOptions(fetchCmd, false)
+  .addHelpText(
+    'after',
+    `
+Sources (base URLs replaced by --mirror, or IDQS_RELEASE_GCS_URL, IDQS_RELEASE_GITHUB_URL, IDQS_PYPI_INDEX / PIP_INDEX_URL):
+  gcs     <base>/<release>/release_artifacts/<file> (latest: current/), every table with .sha256, _schema.json, .sql
+  github  <base>/<release>/<file>, the release assets of idc-index-data
+  pypi    the idc-index-data wheel of that version on a simple index: the five core tables only
+
+Downloads run in parallel, resume after an interruption (rerun the command) and are retried; a file
+that does not match its published sha256 is refused and kept aside as <file>.rejected. A release
+already in the cache is reused without the network. Examples:
+  idqs data fetch --release latest
+  idqs data fetch --release 25.0.5 --source pypi
+  idqs data fetch --release 24.2.2 --tables core,seg_index --out ./idc-v24`,
+  )
+  .action(async (o: ReleaseFlags & { tables?: string; out?: string; build: boolean }) => {
+    const cfg = loadConfig();
+    const { parseRelease, parseSource } = await releaseSources();
+    const rel = await release();
+    const opts = {
+      release: parseRelease(o.release ?? 'latest'),
+      source: parseSource(o.source ?? 'gcs'),
+      tables: parseTables(o.tables),
+      cacheDir: cfg.cacheDir,
+      out: o.out ? resolve(o.out) : undefined,
+      mirror: o.mirror,
+      env: process.env,
+    };
+    if (!o.build) {
+      const reporter = fetchReporter();
+      try {
+        const r = await rel.fetchRelease({ ...opts, onEvent: reporter.onEvent });
+        reporter.stop();
+        process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+      } finally {
+        reporter.stop();
+      }
+      return;
+    }
+    const reporter = fetchReporter();
+    let buildProgress: ReturnType<typeof progressReporter> | undefined;
+    try {
+      const r = await rel.ensureRelease({
+        ...opts,
+        onEvent: reporter.onEvent,
+        onBuildProgress: (s, d, t) => {
+          buildProgress ??= progressReporter('building database');
+          buildProgress(s, d, t);
+        },
+      });
+      reporter.stop();
+      process.stdout.write(JSON.stringify({ db: r.db, fetch: r.fetch, build: r.build }, null, 2) + '\n');
+      for (const w of r.build.warnings) process.stderr.write(`warning: ${w}\n`);
+      process.stderr.write(`release ${r.build.release} (${r.build.index_version}) ready: serve it with "idqs serve --db ${r.db}"\n`);
+    } finally {
+      reporter.stop();
+    }
+  });
 data
   .command('generate')
   .description('Write a synthetic dataset as Parquet files in the public release layout, plus dataset.json')
@@ -114,12 +240,14 @@ data
   });
 data
   .command('build')
-  .description('Build the read-only DuckDB file from a dataset folder (ours or a real release); skipped when unchanged')
-  .requiredOption('--from <dir>', 'folder with idc_index.parquet and the other index files')
+  .description('Build the read-only DuckDB file from a dataset folder (ours or a real release) or an idc-index-data wheel; skipped when unchanged')
+  .requiredOption('--from <dir|wheel>', 'folder with idc_index.parquet and the other index files, or a wheel (pip download idc-index-data==X --no-deps)')
   .requiredOption('--db <path>', 'database file to write (written aside, then renamed)')
   .option('--force', 'rebuild even when the dataset is unchanged')
   .action(async (o: { from: string; db: string; force?: boolean }) => {
-    const r = await build({ from: resolve(o.from), db: resolve(o.db), force: o.force, onProgress: progressReporter('build') });
+    const opened = await openRelease(resolve(o.from), { cacheDir: loadConfig().cacheDir });
+    const r = await build({ from: opened.folder, db: resolve(o.db), force: o.force, versionHint: opened.index_version, onProgress: progressReporter('build') });
+    for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
     process.stdout.write(JSON.stringify(r, null, 2) + '\n');
     if (!r.rebuilt) process.stderr.write('database is up to date with the dataset; nothing to do (use --force to rebuild)\n');
   });

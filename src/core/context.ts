@@ -21,6 +21,8 @@ export interface Catalog {
   columns: Map<string, ColumnInfo[]>;
   clinicalTables: string[];
   v2Tables: string[];
+  /** The release's own descriptions (its _schema.json files), by "table.column" ("table." for the table). */
+  docs: Map<string, string>;
 }
 
 export interface DatasetInfo extends DatasetMetadata {
@@ -60,11 +62,18 @@ async function loadCatalog(engine: Engine): Promise<Catalog> {
   }
   const registry = TABLES.map((t) => t.name).filter((n) => inSchema.main!.has(n));
   const extra = [...inSchema.main!].filter((n) => !registry.includes(n)).sort();
+  const docs = new Map<string, string>();
+  // Databases built before the docs table existed have none.
+  const hasDocs = await engine.rows(`SELECT 1 FROM information_schema.tables WHERE table_schema = 'idqs_meta' AND table_name = 'docs'`);
+  if (hasDocs.length > 0) {
+    for (const r of await engine.rows(`SELECT table_name, column_name, description FROM idqs_meta.docs`)) docs.set(`${r.table_name}.${r.column_name}`, String(r.description));
+  }
   return {
     tables: [...registry, ...extra],
     columns,
     clinicalTables: [...inSchema.clinical!].sort(),
     v2Tables: [...inSchema.v2!].sort(),
+    docs,
   };
 }
 

@@ -18,3 +18,4 @@ export const notFound = (message: string) => new IdqsError('not_found', 404, mes
 export const invalidRequest = (message: string) => new IdqsError('invalid_request', 422, message);
 export const queryTimeout = (message: string) => new IdqsError('query_timeout', 504, message);
 export const busy = (message: string) => new IdqsError('busy', 503, message);
+export const unavailable = (message: string) => new IdqsError('unavailable', 503, message);

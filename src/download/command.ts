@@ -4,6 +4,7 @@
 
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { setMaxListeners } from 'node:events';
+import { existsSync, statSync } from 'node:fs';
 import { DEFAULT_LAYOUT } from './layout.ts';
 import { Reporter, type Mode } from './report.ts';
 import { runDownload, UsageError, type DownloadOptions } from './run.ts';
@@ -64,6 +65,7 @@ export function registerDownload(program: Command): void {
     .description(
       'Download series from the public object stores straight to disk (anonymous S3): from a manifest file, or a cohort resolved through a running IDQS service',
     )
+    .argument('[target]', 'as the idc CLI takes it: a manifest file, or collection ids separated by commas (same as --manifest / --collection)')
     .option('--manifest <file>', 'manifest.txt (one s3://bucket/<crdc_series_uuid>/* per line; s5cmd "cp" lines and # comments accepted)')
     .option('--collection <id...>', 'download these collections (collection_id)')
     .option('--series <uid...>', 'download these series (SeriesInstanceUID)')
@@ -71,6 +73,7 @@ export function registerDownload(program: Command): void {
     .addOption(new Option('--collection-id <id...>', 'alias of --collection').hideHelp())
     .addOption(new Option('--filter <json>', 'alias of --filters').hideHelp())
     .addOption(new Option('--dir <dir>', 'alias of --out').hideHelp())
+    .addOption(new Option('--download-dir <dir>', 'alias of --out (the idc CLI spelling)').hideHelp())
     .addOption(new Option('--api <url>', 'IDQS API that resolves cohorts and series folders').env('IDQS_API').argParser(url).default(DEFAULT_API))
     .addOption(new Option('--source <store>', 'object store: cloud1 (aws) or cloud2 (gcs)').argParser(source).default('cloud1'))
     .option('--endpoint <url>', "S3 endpoint to use instead of the store's (from the API, else the public default)", url)
@@ -92,6 +95,7 @@ Examples:
   idqs download --filters '{"terms":{"collection_id":["nlst"],"Modality":["CT"]}}' --out ./data --jobs 16
   idqs download --manifest manifest.txt --out ./data --source cloud2
   idqs download --series 1.2.3.4 --layout flat --out ./one-series
+  idqs download nlst --download-dir ./data             (the idc CLI form: a collection id, or a manifest file)
 
 Files land as <out>/<layout>/<crdc_instance_uuid>.dcm, written under a temporary name and renamed when
 complete; a rerun skips files whose size matches the store's listing. With --manifest, the folders
@@ -99,11 +103,18 @@ of the default layout come from the API (--api); when it cannot be reached, file
 <out>/<crdc_series_uuid>/. Exit status: 0 all files present, 1 some failed, 2 usage or refusal
 (e.g. a large cohort without --yes and no terminal to ask on), 130 interrupted.`,
     )
-    .action(async (f: Flags & { collectionId?: string[]; filter?: string; dir?: string }, cmd: Command) => {
+    .action(async (target: string | undefined, f: Flags & { collectionId?: string[]; filter?: string; dir?: string; downloadDir?: string }, cmd: Command) => {
       const collection = [...(f.collection ?? []), ...(f.collectionId ?? [])];
+      // The idc CLI's positional argument: an existing file is a manifest, anything else collection ids.
+      if (target !== undefined) {
+        if (target.length < 260 && existsSync(target) && statSync(target).isFile()) {
+          if (f.manifest) cmd.error('error: give the manifest either as the argument or with --manifest, not both', { exitCode: 2 });
+          f.manifest = target;
+        } else collection.push(...target.split(',').map((v) => v.trim()).filter(Boolean));
+      }
       const filters = f.filters ?? f.filter;
       const sourceOfOut = cmd.getOptionValueSource('out');
-      const out = sourceOfOut === 'default' && f.dir ? f.dir : f.out;
+      const out = sourceOfOut === 'default' && (f.downloadDir ?? f.dir) ? (f.downloadDir ?? f.dir)! : f.out;
       const cohortGiven = collection.length > 0 || (f.series?.length ?? 0) > 0 || filters !== undefined;
       if (f.manifest && cohortGiven) cmd.error('error: --manifest cannot be combined with --collection, --series or --filters', { exitCode: 2 });
       if (!f.manifest && !cohortGiven) cmd.error('error: say what to download: --manifest FILE, --collection ID, --series UID or --filters JSON', { exitCode: 2 });

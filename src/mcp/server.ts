@@ -187,18 +187,22 @@ export function createMcpServer(ctx: AppContext, opts: McpServerOptions): McpSer
   mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolset.list() }));
   mcp.server.setRequestHandler(CallToolRequestSchema, (req) => toolset.call(req.params.name, req.params.arguments, opts));
 
-  mcp.registerResource(
-    'guide',
-    'idqs://guide',
-    { title: 'Agent guide', description: 'Data model, tools, workflow, SQL tips and error codes. Read it first.', mimeType: 'text/markdown' },
-    (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: GUIDE }] }),
-  );
-  mcp.registerResource(
-    'tables',
-    'idqs://tables',
-    { title: 'Tables for SQL', description: 'The tables run_sql can query (as list_tables returns them).', mimeType: 'application/json' },
-    (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(listTables(ctx), null, 2) }] }),
-  );
+  // idc:// are the public service's names of the same resources, for clients written against it.
+  for (const [scheme, alias] of [['idqs', ''], ['idc', ' (alias of the idqs:// resource)']] as const) {
+    const name = (n: string) => (scheme === 'idqs' ? n : `${scheme}-${n}`);
+    mcp.registerResource(
+      name('guide'),
+      `${scheme}://guide`,
+      { title: `Agent guide${alias}`, description: 'Data model, tools, workflow, SQL tips and error codes. Read it first.', mimeType: 'text/markdown' },
+      (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: GUIDE }] }),
+    );
+    mcp.registerResource(
+      name('tables'),
+      `${scheme}://tables`,
+      { title: `Tables for SQL${alias}`, description: 'The tables run_sql can query (as list_tables returns them).', mimeType: 'application/json' },
+      (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(listTables(ctx), null, 2) }] }),
+    );
+  }
   mcp.registerResource(
     'table-schema',
     new ResourceTemplate('idqs://schema/{table}', {

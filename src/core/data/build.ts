@@ -2,30 +2,44 @@
 // release layout (ours or a real release). The build is atomic (written aside,
 // then renamed) and keyed by the dataset's identity, so an unchanged dataset is
 // never rebuilt. Column names of older releases are normalised, extra columns
-// kept, missing tables reported and skipped.
+// and the real types of lists and structs kept, missing tables reported and
+// skipped; the release is read from the files themselves.
 
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { TABLES, qi, type TableDef } from '../registry/tables.ts';
-import { RELEASE_DEFAULTS, type BibRecord, type DatasetManifest, type Stores } from './manifest.ts';
+import { DEFAULT_STORES, type BibRecord, type DatasetManifest, type ReleaseProvenance, type Stores } from './manifest.ts';
 import { lit } from './sql.ts';
 import { pivotSelect } from '../registry/v2.ts';
+import { sha256File } from '../release/open.ts';
 
 /** Bump when the layout of the built database changes, to force rebuilds. */
-export const BUILD_REVISION = 6;
+export const BUILD_REVISION = 8;
 
 export interface BuildReport {
   db: string;
   identity: string;
   rebuilt: boolean;
+  /** Data release and index version served (read from the files when they say). */
+  release: string;
+  index_version: string;
   tables: { name: string; rows: number }[];
+  /** Registry tables the folder lacks (normal for a release from the wheel: core tables only). */
   missing: string[];
   renamed: { table: string; from: string; to: string }[];
+  /** Columns the release lacks, added empty (or derived) so queries written for newer releases run. */
   filled: { table: string; column: string }[];
+  /** Columns of the files beyond the registry: kept as they are. */
   extra: { table: string; column: string }[];
+  /** List and struct columns whose real type differs from the registry's: kept with the real type. */
+  kept_types: { table: string; column: string; type: string }[];
+  /** Parquet files of the folder that are not tables of the service (e.g. tcia_idc_subset): not loaded. */
+  ignored: string[];
+  /** What a user should look at: values lost to a type conversion, a release label that could not be read. */
+  warnings: string[];
   clinical: number;
   v2: string[];
   seconds: number;
@@ -37,6 +51,8 @@ export interface BuildOptions {
   force?: boolean;
   threads?: number;
   memoryLimit?: string;
+  /** Index version the input's name gives (a wheel's), used when the files do not say it. */
+  versionHint?: string | null;
   onProgress?: (step: string, done: number, total: number) => void;
 }
 
@@ -57,12 +73,7 @@ export interface DatasetMetadata {
   synthetic: boolean;
   stores: Stores;
   generator?: DatasetManifest['generator'];
-}
-
-async function sha256File(path: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
-  return h.digest('hex');
+  provenance?: ReleaseProvenance;
 }
 
 async function parquetFiles(dir: string, prefix = ''): Promise<string[]> {
@@ -104,11 +115,16 @@ export async function builtIdentity(db: string): Promise<string | null> {
   // The sidecar written next to the database spares opening it at every start.
   const side = `${db}.identity`;
   if (existsSync(side) && (await stat(side)).mtimeMs >= (await stat(db)).mtimeMs) return (await readFile(side, 'utf8')).trim();
+  return readDatasetKey(db, 'identity');
+}
+
+/** A value of idqs_meta.dataset in a built database (opened read-only), or null when absent or not ours. */
+async function readDatasetKey(db: string, key: string): Promise<string | null> {
   let inst: DuckDBInstance | undefined;
   try {
     inst = await DuckDBInstance.create(db, { access_mode: 'READ_ONLY' });
     const c = await inst.connect();
-    const r = await c.runAndReadAll(`SELECT value FROM idqs_meta.dataset WHERE key = 'identity'`);
+    const r = await c.runAndReadAll(`SELECT value FROM idqs_meta.dataset WHERE key = ${lit(key)}`);
     c.closeSync();
     return (r.getRows()[0]?.[0] as string | undefined) ?? null;
   } catch {
@@ -128,8 +144,12 @@ async function describe(conn: DuckDBConnection, source: string): Promise<Parquet
   return r.getRowObjectsJson().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
 }
 
-/** SELECT list mapping a Parquet file's columns onto the registry's table. */
-function projection(def: TableDef, cols: ParquetColumn[], report: BuildReport): string {
+const NESTED = /\b(STRUCT|MAP|UNION)\(/;
+/** A list whose element type pyarrow could not infer (every list empty): take the registry's type. */
+const UNTYPED = /^"?NULL"?(\[\])*$/;
+
+/** SELECT list mapping a Parquet file's columns onto the registry's table; `lossy` collects scalar casts to check. */
+function projection(def: TableDef, cols: ParquetColumn[], report: BuildReport, lossy: { column: string; expr: string }[]): string {
   const legacy = LEGACY_NAMES[def.name] ?? {};
   const byName = new Map<string, ParquetColumn>();
   for (const c of cols) {
@@ -143,13 +163,24 @@ function projection(def: TableDef, cols: ParquetColumn[], report: BuildReport): 
     const src = byName.get(col.name);
     if (src) {
       used.add(src.name);
-      const isDate = /^(DATE|TIMESTAMP)/.test(src.type) && col.duckdb === 'VARCHAR';
-      const expr = isDate ? `strftime(${qi(src.name)}, '%Y-%m-%d')` : src.type === col.duckdb ? qi(src.name) : `TRY_CAST(${qi(src.name)} AS ${col.duckdb})`;
+      let expr: string;
+      if (src.type === col.duckdb) expr = qi(src.name);
+      else if (/^(DATE|TIMESTAMP)/.test(src.type) && col.duckdb === 'VARCHAR') expr = `strftime(${qi(src.name)}, '%Y-%m-%d')`;
+      else if (NESTED.test(src.type) || (src.type.endsWith('[]') && !UNTYPED.test(src.type))) {
+        // The real shape wins: casting a struct to the registry's would drop
+        // fields a newer release added (v25's sources[].provenance).
+        expr = qi(src.name);
+        report.kept_types.push({ table: def.name, column: col.name, type: src.type });
+      } else {
+        expr = `TRY_CAST(${qi(src.name)} AS ${col.duckdb})`;
+        if (!UNTYPED.test(src.type)) lossy.push({ column: col.name, expr: `${qi(src.name)} IS NOT NULL AND ${expr} IS NULL` });
+      }
       items.push(`${expr} AS ${qi(col.name)}`);
       continue;
     }
     // Columns that older releases lack but that can be derived from others.
     const derived = deriveMissing(def.name, col.name, byName);
+    if (!derived && col.optional) continue;
     if (!derived) report.filled.push({ table: def.name, column: col.name });
     items.push(`${derived ?? `NULL::${col.duckdb}`} AS ${qi(col.name)}`);
   }
@@ -192,9 +223,13 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   const progress = opts.onProgress ?? (() => {});
   const identity = await datasetIdentity(opts.from);
   const report: BuildReport = {
-    db: opts.db, identity, rebuilt: false, tables: [], missing: [], renamed: [], filled: [], extra: [], clinical: 0, v2: [], seconds: 0,
+    db: opts.db, identity, rebuilt: false, release: '', index_version: '', tables: [], missing: [], renamed: [], filled: [], extra: [],
+    kept_types: [], ignored: [], warnings: [], clinical: 0, v2: [], seconds: 0,
   };
   if (!opts.force && (await builtIdentity(opts.db)) === identity) {
+    const meta = await builtMetadata(opts.db);
+    report.release = meta?.release ?? '';
+    report.index_version = meta?.index_version ?? '';
     report.seconds = (Date.now() - started) / 1000;
     return report;
   }
@@ -211,6 +246,7 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   try {
     const total = TABLES.length + 3;
     let done = 0;
+    const docs: { table: string; column: string; description: string }[] = [];
     for (const def of TABLES) {
       progress(def.name, done++, total);
       const file = join(opts.from, `${def.file}.parquet`);
@@ -225,11 +261,20 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
         continue;
       }
       const cols = await describe(conn, source);
+      const lossy: { column: string; expr: string }[] = [];
+      const select = projection(def, cols, report, lossy);
+      for (const l of lossy) {
+        const n = Number((await conn.runAndReadAll(`SELECT count(*) FROM ${source} WHERE ${l.expr}`)).getRows()[0]![0]);
+        if (n > 0) report.warnings.push(`${def.name}.${l.column}: ${n} values could not be read as the registry's type and are empty in the database`);
+      }
       const order = def.name === 'index' ? ' ORDER BY collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID' : '';
-      await run(`CREATE TABLE ${qi(def.name)} AS SELECT ${projection(def, cols, report)} FROM ${source}${order}`);
+      await run(`CREATE TABLE ${qi(def.name)} AS SELECT ${select} FROM ${source}${order}`);
       const n = await conn.runAndReadAll(`SELECT count(*) FROM ${qi(def.name)}`);
       report.tables.push({ name: def.name, rows: Number(n.getRows()[0]![0]) });
+      docs.push(...(await schemaDocs(opts.from, def)));
     }
+    const known = new Set(TABLES.map((t) => `${t.file}.parquet`));
+    report.ignored = (await readdir(opts.from)).filter((f) => f.endsWith('.parquet') && !known.has(f)).sort();
     progress('clinical', done++, total);
     report.clinical = await loadSchemaFolder(conn, join(opts.from, 'clinical'), 'clinical', true);
     progress('v2', done++, total);
@@ -246,7 +291,10 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
       report.v2.push('series_totals');
     }
     progress('metadata', done++, total);
-    await writeMetadata(conn, opts.from, identity, manifest);
+    const meta = await datasetMetadata(conn, opts.from, manifest, report, opts.versionHint ?? null);
+    report.release = meta.release;
+    report.index_version = meta.index_version;
+    await writeMetadata(conn, opts.from, identity, manifest, meta, docs, report);
     await run('CHECKPOINT');
   } catch (e) {
     conn.closeSync();
@@ -265,6 +313,74 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   report.seconds = (Date.now() - started) / 1000;
   progress('done', 1, 1);
   return report;
+}
+
+/** The metadata stored in a built database, or null when the file is absent or not ours. */
+export async function builtMetadata(db: string): Promise<DatasetMetadata | null> {
+  if (!existsSync(db)) return null;
+  return JSON.parse((await readDatasetKey(db, 'metadata')) ?? 'null') as DatasetMetadata | null;
+}
+
+/** "25.0.5-0-gf08b112" (git describe, as the release files carry it) → "25.0.5". */
+export function indexVersionOf(describe: string): string {
+  return describe.trim().replace(/-\d+-g[0-9a-f]+$/, '');
+}
+
+/**
+ * Release label and index version: the dataset manifest when there is one,
+ * else what the files say (the idc_index_data_version key every Parquet file
+ * carries since 24.2.1, then the newest release of version_metadata_index).
+ */
+async function datasetMetadata(
+  conn: DuckDBConnection,
+  dir: string,
+  manifest: DatasetManifest | null,
+  report: BuildReport,
+  hint: string | null,
+): Promise<DatasetMetadata> {
+  let release = manifest?.release;
+  let indexVersion = manifest?.index_version;
+  if (!indexVersion) {
+    const kv = await conn.runAndReadAll(
+      `SELECT decode(value) FROM parquet_kv_metadata(${lit(join(dir, 'idc_index.parquet'))}) WHERE decode(key) = 'idc_index_data_version'`,
+    );
+    const v = kv.getRows()[0]?.[0];
+    if (typeof v === 'string' && /^\d+\./.test(v)) indexVersion = indexVersionOf(v);
+  }
+  indexVersion ||= hint ?? undefined;
+  if (!release && indexVersion) release = `v${indexVersion.split('.')[0]}`;
+  if (!release && report.tables.some((t) => t.name === 'version_metadata_index')) {
+    const r = await conn.runAndReadAll(`SELECT max(idc_version) FROM version_metadata_index`);
+    const n = r.getRows()[0]?.[0];
+    if (n !== null && n !== undefined) release = `v${Number(n)}`;
+  }
+  if (!release) report.warnings.push('the files do not say which data release they are: served as release "unknown"');
+  if (!indexVersion) report.warnings.push('the files carry no idc_index_data_version: the index version is served as "unknown"');
+  return {
+    release: release ?? 'unknown',
+    index_version: indexVersion ?? 'unknown',
+    synthetic: manifest?.synthetic ?? false,
+    stores: manifest?.stores ?? DEFAULT_STORES,
+    generator: manifest?.generator,
+    provenance: manifest?.provenance,
+  };
+}
+
+/** Descriptions of a table and its columns from the release's <file>_schema.json, when it ships one. */
+async function schemaDocs(dir: string, def: TableDef): Promise<{ table: string; column: string; description: string }[]> {
+  const file = join(dir, `${def.file}_schema.json`);
+  if (!existsSync(file)) return [];
+  try {
+    const j = JSON.parse(await readFile(file, 'utf8')) as { table_description?: unknown; columns?: { name?: unknown; description?: unknown }[] };
+    const out: { table: string; column: string; description: string }[] = [];
+    if (typeof j.table_description === 'string' && j.table_description) out.push({ table: def.name, column: '', description: j.table_description });
+    for (const c of Array.isArray(j.columns) ? j.columns : []) {
+      if (typeof c?.name === 'string' && typeof c.description === 'string' && c.description) out.push({ table: def.name, column: c.name, description: c.description });
+    }
+    return out;
+  } catch {
+    return [];
+  }
 }
 
 const SAFE_NAME = /^[A-Za-z0-9_]+$/;
@@ -293,17 +409,27 @@ async function loadSchemaFolder(conn: DuckDBConnection, dir: string, schema: str
   return n;
 }
 
-async function writeMetadata(conn: DuckDBConnection, dir: string, identity: string, manifest: DatasetManifest | null): Promise<void> {
-  const meta: DatasetMetadata = {
-    release: manifest?.release ?? RELEASE_DEFAULTS.release,
-    index_version: manifest?.index_version ?? RELEASE_DEFAULTS.index_version,
-    synthetic: manifest?.synthetic ?? false,
-    stores: manifest?.stores ?? RELEASE_DEFAULTS.stores,
-    generator: manifest?.generator,
-  };
+async function writeMetadata(
+  conn: DuckDBConnection,
+  dir: string,
+  identity: string,
+  manifest: DatasetManifest | null,
+  meta: DatasetMetadata,
+  docs: { table: string; column: string; description: string }[],
+  report: BuildReport,
+): Promise<void> {
   await conn.run(`CREATE SCHEMA IF NOT EXISTS idqs_meta`);
   await conn.run(`CREATE TABLE idqs_meta.dataset (key VARCHAR PRIMARY KEY, value VARCHAR)`);
-  await conn.run(`INSERT INTO idqs_meta.dataset VALUES ('identity', ${lit(identity)}), ('metadata', ${lit(JSON.stringify(meta))}), ('manifest', ${lit(JSON.stringify(manifest))})`);
+  // The build report too: what was loaded, kept, filled or missing stays visible after the build.
+  const kept = { ...report, db: undefined, rebuilt: undefined, seconds: undefined };
+  await conn.run(
+    `INSERT INTO idqs_meta.dataset VALUES ('identity', ${lit(identity)}), ('metadata', ${lit(JSON.stringify(meta))}), ('manifest', ${lit(JSON.stringify(manifest))}), ('build_report', ${lit(JSON.stringify(kept))})`,
+  );
+  // The release's own descriptions, for columns the registry does not describe.
+  await conn.run(`CREATE TABLE idqs_meta.docs (table_name VARCHAR, column_name VARCHAR, description VARCHAR)`);
+  for (let i = 0; i < docs.length; i += 500) {
+    await conn.run(`INSERT INTO idqs_meta.docs VALUES ${docs.slice(i, i + 500).map((d) => `(${lit(d.table)}, ${lit(d.column)}, ${lit(d.description)})`).join(', ')}`);
+  }
   await conn.run(`CREATE TABLE idqs_meta.bibliography (doi VARCHAR PRIMARY KEY, record VARCHAR)`);
   const bibFile = join(dir, 'bibliography.json');
   if (existsSync(bibFile)) {

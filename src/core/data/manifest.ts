@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
-
 // The dataset manifest (dataset.json) written next to the Parquet files, and
 // the object-store metadata a dataset carries. A real release without a
 // manifest gets the public defaults of data/release-defaults.json: the build
 // stores them in the database and every URL is derived from there.
+
+import { readFileSync } from 'node:fs';
 
 export interface StoreInfo {
   /** Public name of the store (the spec's neutral name is the key). */
@@ -19,11 +19,19 @@ export interface Stores {
   cloud2: StoreInfo;
 }
 
-const defaults = JSON.parse(readFileSync(new URL('../../../data/release-defaults.json', import.meta.url), 'utf8')) as {
-  release: string;
-  index_version: string;
+export interface ReleaseDefaults {
   stores: Stores;
-};
+  /** Where releases are published (base URLs; overridable). */
+  sources: {
+    gcs: { base: string; latest_tag: string };
+    github: { base: string; latest: string; tags: string };
+    pypi: { index: string; project: string };
+  };
+  /** File stems of a release: the core tables (in the wheel too) and the others. */
+  files: { core: string[]; optional: string[] };
+}
+
+const defaults = JSON.parse(readFileSync(new URL('../../../data/release-defaults.json', import.meta.url), 'utf8')) as ReleaseDefaults;
 
 /** Defaults of the public release layout, read from data/release-defaults.json. */
 export const RELEASE_DEFAULTS = defaults;
@@ -42,6 +50,22 @@ export interface DatasetManifest {
   stores: Stores;
   /** sha256 of every file of the dataset folder, by relative path. */
   checksums: Record<string, string>;
+  /** Where a fetched real release came from. */
+  provenance?: ReleaseProvenance;
+}
+
+export interface ReleaseProvenance {
+  /** gcs, github, pypi, or file (a wheel or folder given to data build). */
+  source: string;
+  /** Tag asked for (e.g. latest) and the version it resolved to. */
+  requested: string;
+  fetched_at: string;
+  /** URL of every downloaded file, by relative path (for pypi: the wheel). */
+  urls: Record<string, string>;
+  /** Published sha256 each file was verified against; null where none is published. */
+  verified: Record<string, string | null>;
+  /** Tables of the release that were not fetched (not in the source, or not asked for). */
+  not_fetched: string[];
 }
 
 export interface BibRecord {

@@ -34,7 +34,17 @@ export interface CompiledFilter {
 
 const TERM_NAMES = ATTRIBUTES.filter((a) => a.kind === 'term').map((a) => a.name);
 const RANGE_NAMES = ATTRIBUTES.filter((a) => a.kind === 'range').map((a) => a.name);
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** ISO (2001-06-30) or DICOM DA (20010630); both are compared as the stored YYYY-MM-DD. */
+const DATE = /^(\d{4})-?(\d{2})-?(\d{2})$/;
+
+/** A real calendar date as YYYY-MM-DD, or null (2001-02-30 is not one). */
+export function normalizeDate(v: string): string | null {
+  const m = DATE.exec(v.trim());
+  if (!m) return null;
+  const iso = `${m[1]}-${m[2]}-${m[3]}`;
+  const d = new Date(`${iso}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === iso ? iso : null;
+}
 
 function unknownAttribute(name: string, kind: 'term' | 'range'): never {
   const other = ATTRIBUTE_BY_NAME.get(name);
@@ -54,10 +64,12 @@ function unknownAttribute(name: string, kind: 'term' | 'range'): never {
 
 function checkBound(attr: AttributeDef, side: 'gte' | 'lte', v: number | string): number | string {
   if (attr.date) {
-    if (typeof v !== 'string' || !DATE.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`))) {
-      throw invalidQuery(`ranges.${attr.name}.${side} must be a date written YYYY-MM-DD (e.g. "2001-06-30"); got ${JSON.stringify(v)}.`);
-    }
-    return v;
+    // The column holds strings: an unchecked bound would compare lexically and quietly select the wrong series.
+    // A DICOM DA date can arrive as a number (20010630), also after the request schema's coercion.
+    const iso = typeof v === 'string' || Number.isInteger(v) ? normalizeDate(String(v)) : null;
+    if (iso) return iso;
+    if (DATE.test(String(v).trim())) throw invalidQuery(`ranges.${attr.name}.${side} is ${JSON.stringify(v)}, which is not a real calendar date.`);
+    throw invalidQuery(`ranges.${attr.name}.${side} must be a date written YYYY-MM-DD (e.g. "2001-06-30"; 20010630 is accepted too); got ${JSON.stringify(v)}.`);
   }
   if (typeof v !== 'number' || !Number.isFinite(v)) {
     throw invalidQuery(`ranges.${attr.name}.${side} must be a number; got ${JSON.stringify(v)}.`);

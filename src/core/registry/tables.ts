@@ -13,6 +13,8 @@ export interface ColumnDef {
   description: string;
   /** DuckDB type used when building (lists and structs spelled out). */
   duckdb: string;
+  /** Dropped by newer releases: not filled with NULLs when a release lacks it. */
+  optional?: boolean;
 }
 
 export interface TableDef {
@@ -170,7 +172,7 @@ export const TABLES: TableDef[] = [
       str('crdc_series_uuid', 'UUID of that series version.'),
       flt('series_size_MB', 'Size of that series version in MB.'),
       str('series_aws_url', 'URL of that series version in the primary store.'),
-      str('gcs_bucket_1', 'Duplicate of gcs_bucket (kept as in the public release).'),
+      { ...str('gcs_bucket_1', 'Duplicate of gcs_bucket (releases before v25 only).'), optional: true },
       str('aws_bucket', 'Bucket of that series version in the primary store.'),
       int('min_idc_version', 'First release that contained this series version.'),
       int('max_idc_version', 'Last release that contained this series version.'),
@@ -403,7 +405,7 @@ export const TABLES: TableDef[] = [
     name: 'clinical_index',
     file: 'clinical_index',
     description:
-      'Dictionary (not data) of the per-collection clinical tables: one row per collection, clinical table and column, with a human-readable label and the meaning of coded values. The tables themselves are queried as clinical.<short_table_name> (list them with GET /v3/clinical/tables) and join to index on dicom_patient_id = index.PatientID.',
+      'Dictionary (not data) of the per-collection clinical tables: one row per collection, clinical table and column, with a human-readable label and the meaning of coded values. The tables themselves are queried as clinical.<short_table_name> (list them with GET /v3/clinical/tables, or the agent tool list_clinical_tables) and join to index on dicom_patient_id = index.PatientID.',
     joinKey: 'collection_id',
     columns: [
       str('collection_id', 'Collection of the clinical table; joins to index.collection_id.'),

@@ -7,6 +7,7 @@ import { invalidRequest, notFound } from '../errors.ts';
 import type { JsonValue } from '../engine/json.ts';
 import { qi } from '../registry/tables.ts';
 import { suggest } from '../suggest.ts';
+import { fetchTablesCommand } from './missing-tables.ts';
 import { closeCollectionIds, collectionIds, unknownCollectionMessage } from './collections.ts';
 import { toNumber } from './numbers.ts';
 
@@ -69,7 +70,9 @@ function requireClinical(ctx: AppContext): void {
   if (ctx.catalog.clinicalTables.length === 0) {
     throw notFound(
       'This build has no clinical tables: the database was built from a release folder without clinical/<table>/*.parquet. ' +
-        'Imaging discovery (GET /v3/tables) and POST /v3/sql still work; rebuild from a release that includes clinical data to serve them.',
+        `Their dictionary, clinical_index, comes with the release files (${fetchTablesCommand(ctx, ['clinical_index'])}); the per-collection tables are published ` +
+        'beside them (s3://idc-open-metadata/bigquery_export/idc_v<release>_clinical/<table>/*.parquet): put them in the release folder as clinical/<table>/*.parquet and rebuild. ' +
+        'Imaging discovery (GET /v3/tables) and POST /v3/sql still work.',
     );
   }
 }
@@ -184,7 +187,7 @@ function resolveTable(ctx: AppContext, name: string): string {
   requireClinical(ctx);
   const short = name.startsWith(`${CLINICAL_SCHEMA}.`) ? name.slice(CLINICAL_SCHEMA.length + 1) : name;
   if (ctx.catalog.clinicalTables.includes(short)) return short;
-  let msg = `Unknown clinical table '${name}'.`;
+  let msg = `Unknown clinical table '${name}': not found.`;
   if (ctx.catalog.tables.includes(name)) {
     msg += ` '${name}' is a main table, not a clinical one: read its schema with GET /v3/tables/${name}.`;
   } else {

@@ -175,7 +175,7 @@ export async function closeCollectionIds(ctx: AppContext, id: string): Promise<s
 
 export function unknownCollectionMessage(id: string, close: string[]): string {
   const hint = close.length > 0 ? ` Did you mean ${close.map((c) => `'${c}'`).join(' or ')}?` : '';
-  return `No collection has collection_id '${id}' (ids are case-sensitive).${hint} GET /v3/collections lists every collection_id.`;
+  return `Collection not found: no collection has collection_id '${id}' (ids are case-sensitive).${hint} GET /v3/collections lists every collection_id.`;
 }
 
 /** One collection with its counts, modalities and license breakdown; 404 for an unknown id. */

@@ -205,6 +205,12 @@ export interface DownloadCommands {
 
 export interface DownloadInfo {
   total_series: number;
+  /**
+   * The public service's list of `idc` commands (pip install idc-index), for
+   * clients written against it: per collection when the filter is
+   * collection_id alone, then the manifest route (save it, then idc download it).
+   */
+  idc_commands: string[];
   size_TB: number;
   size_MB: number;
   manifest_preview: string[];
@@ -220,6 +226,20 @@ function curlManifest(apiBase: string, body: unknown, out: string): string {
     `curl -fsS -X POST ${shellQuote(`${apiBase}/v3/cohort/manifest.txt`)} -H 'content-type: application/json' ` +
     `-d ${shellQuote(JSON.stringify(body))} -o ${shellQuote(out)}`
   );
+}
+
+/** Folder the `idc` commands of the public service's payload write into. */
+export const IDC_DOWNLOAD_DIR = './idc-data';
+
+/** `idc` (idc-index) commands for the same cohort; `saveManifest` writes idc_manifest.txt. */
+function idcCommands(applied: CompiledFilter['filters_applied'], saveManifest: string): string[] {
+  const out: string[] = [];
+  const termKeys = Object.keys(applied.terms);
+  if (termKeys.length === 1 && termKeys[0] === 'collection_id' && Object.keys(applied.ranges).length === 0) {
+    for (const id of applied.terms.collection_id ?? []) out.push(`idc download ${shellQuote(id)} --download-dir ${IDC_DOWNLOAD_DIR}`);
+  }
+  out.push(`# Or save the full manifest, then download it:\n${saveManifest}\nidc download idc_manifest.txt --download-dir ${IDC_DOWNLOAD_DIR}`);
+  return out;
 }
 
 /** Download payload of a manifest page: commands for the same filters, and what to check first. */
@@ -250,6 +270,7 @@ export function downloadInfo(
     (truncated ? ` The manifest is capped at ${cap} series and this cohort has ${args.total_series}: split it (e.g. by collection_id) to get everything.` : '');
   return {
     total_series: args.total_series,
+    idc_commands: idcCommands(applied, curlManifest(apiBase, { filters: applied }, 'idc_manifest.txt')),
     size_TB: args.size_TB,
     size_MB: args.size_MB,
     manifest_preview: args.preview,

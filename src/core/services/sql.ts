@@ -4,7 +4,8 @@
 
 import type { AppContext } from '../context.ts';
 import type { CallerSqlResult } from '../engine/engine.ts';
-import { invalidRequest } from '../errors.ts';
+import { IdqsError, invalidQuery, invalidRequest } from '../errors.ts';
+import { missingTableHint } from './missing-tables.ts';
 
 export type SqlResult = CallerSqlResult;
 
@@ -24,5 +25,12 @@ export function effectiveMaxRows(ctx: AppContext, requested?: number | null): nu
 
 /** Run caller SQL; `max_rows` in the result is the cap that was applied. */
 export async function runSql(ctx: AppContext, sql: string, maxRows?: number | null): Promise<SqlResult> {
-  return ctx.engine.callerSql(sql, effectiveMaxRows(ctx, maxRows));
+  try {
+    return await ctx.engine.callerSql(sql, effectiveMaxRows(ctx, maxRows));
+  } catch (e) {
+    // A table of the release that this build lacks: say so and how to get it.
+    const hint = e instanceof IdqsError && e.code === 'invalid_query' ? missingTableHint(ctx, e.message) : null;
+    if (hint) throw invalidQuery(`${e instanceof Error ? e.message : String(e)}\n${hint}`);
+    throw e;
+  }
 }

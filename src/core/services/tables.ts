@@ -7,6 +7,7 @@ import type { AppContext } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { TABLE_BY_NAME, displayType } from '../registry/tables.ts';
 import { suggest } from '../suggest.ts';
+import { tableNotInBuild } from './missing-tables.ts';
 
 export interface TableSummary {
   name: string;
@@ -55,7 +56,7 @@ export function listTables(ctx: AppContext): { tables: TableSummary[] } {
   return {
     tables: ctx.catalog.tables.map((name) => ({
       name,
-      description: TABLE_BY_NAME.get(name)?.description ?? '',
+      description: TABLE_BY_NAME.get(name)?.description ?? ctx.catalog.docs.get(`${name}.`) ?? '',
       column_count: ctx.catalog.columns.get(name)?.length ?? 0,
     })),
   };
@@ -65,7 +66,7 @@ function unknownTable(ctx: AppContext, name: string): never {
   const available = ctx.catalog.tables;
   const close = suggest(name, available);
   const short = name.startsWith('clinical.') ? name.slice('clinical.'.length) : name;
-  let msg = `Unknown table '${name}'.`;
+  let msg = `Unknown table '${name}': not found.`;
   if (ctx.catalog.clinicalTables.includes(short)) {
     msg +=
       ` '${short}' is a per-collection clinical table: read its schema with GET /v3/clinical/tables/${short}` +
@@ -81,17 +82,18 @@ function unknownTable(ctx: AppContext, name: string): never {
 
 /** Column schema of one table of the main schema; 404 naming the available tables otherwise. */
 export function tableSchema(ctx: AppContext, name: string): TableSchema {
-  if (!ctx.catalog.tables.includes(name)) unknownTable(ctx, name);
+  if (!ctx.catalog.tables.includes(name)) {
+    if (TABLE_BY_NAME.has(name)) throw tableNotInBuild(ctx, name);
+    unknownTable(ctx, name);
+  }
   const def = TABLE_BY_NAME.get(name);
   const registry = new Map((def?.columns ?? []).map((c) => [c.name, c]));
   const columns = (ctx.catalog.columns.get(name) ?? []).map((live): TableColumn => {
     const reg = registry.get(live.name);
-    return {
-      name: live.name,
-      type: reg ? displayType(reg) : bqTypeFromEngine(live.type),
-      engine_type: live.type,
-      description: reg?.description ?? '',
-    };
+    // A struct column shows its fields (as the public service does since its
+    // v25 release): RECORD alone names nothing a query could select.
+    const type = /\bSTRUCT\(/.test(live.type) ? live.type : reg ? displayType(reg) : bqTypeFromEngine(live.type);
+    return { name: live.name, type, engine_type: live.type, description: reg?.description ?? ctx.catalog.docs.get(`${name}.${live.name}`) ?? '' };
   });
-  return { name, description: def?.description ?? '', columns };
+  return { name, description: def?.description ?? ctx.catalog.docs.get(`${name}.`) ?? '', columns };
 }

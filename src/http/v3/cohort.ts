@@ -60,6 +60,12 @@ const ManifestRow = Type.Object({
 
 const Download = Type.Object({
   total_series: Type.Integer(),
+  idc_commands: Type.Array(Type.String(), {
+    description:
+      'Commands of the idc CLI (pip install idc-index), as the public service returns them: `idc download <collection_id> --download-dir ./idc-data` per collection ' +
+      'when the filter is collection_id alone, then saving the manifest as idc_manifest.txt and `idc download idc_manifest.txt --download-dir ./idc-data`. ' +
+      'idqs download accepts the same forms.',
+  }),
   size_TB: Type.Number(),
   size_MB: Type.Number(),
   manifest_preview: Type.Array(Type.String(), { description: 'The first 5 cloud1 URLs of the cohort, in manifest order.' }),

@@ -22,7 +22,9 @@ const TableSchema = Type.Object({
     Type.Object({
       name: Type.String(),
       type: Type.String({
-        description: "BigQuery-style type (STRING, INTEGER, FLOAT, BOOLEAN, RECORD); [] marks a list: match its elements with list_contains(column, 'value'), not = or LIKE.",
+        description:
+          "BigQuery-style type (STRING, INTEGER, FLOAT, BOOLEAN); [] marks a list: match its elements with list_contains(column, 'value'), not = or LIKE. " +
+          'A struct column shows its fields, e.g. STRUCT(data_contributor VARCHAR, ...) or STRUCT(...)[] for a list of structs: select them as column.field.',
       }),
       engine_type: Type.String({ description: 'Type of the column in the SQL engine (e.g. VARCHAR, BIGINT, VARCHAR[]).' }),
       description: Type.String(),

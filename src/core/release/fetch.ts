@@ -1,0 +1,388 @@
+// Fetch a release of the public index files into a folder, then (ensureRelease)
+// build it: from the public bucket or the repository's release assets (every
+// table with its _schema.json, .sql and published .sha256) or from the wheel
+// on a package index (the core tables). Files download in parallel, resume,
+// retry, and are checked against every published sha256; a mismatch is
+// refused and the file kept aside. The folder's dataset.json records where
+// every file came from; a cached release is reused without the network.
+
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import pLimit from 'p-limit';
+import { build, type BuildReport } from '../data/build.ts';
+import { DEFAULT_STORES, RELEASE_DEFAULTS, type DatasetManifest, type ReleaseProvenance } from '../data/manifest.ts';
+import { TABLES } from '../registry/tables.ts';
+import { downloadFile, exists, FetchError, getText, type GetOptions } from './http-file.ts';
+import { sha256File, unpackWheel } from './open.ts';
+import { findWheel } from './pypi.ts';
+import { ALL_FILES, CORE_FILES, fileUrl, listTags, sortVersions, sourceBase, type ReleaseSource } from './sources.ts';
+
+export type FetchEvent =
+  | { type: 'plan'; source: ReleaseSource; release: string; folder: string; files: number }
+  | { type: 'length'; file: string; bytes: number | null }
+  | { type: 'bytes'; delta: number }
+  | { type: 'file'; file: string; status: 'downloaded' | 'reused' | 'missing'; bytes: number; resumed?: number }
+  | { type: 'unpack'; file: string }
+  | { type: 'retry'; message: string }
+  | { type: 'warning'; message: string };
+
+export interface FetchOptions {
+  /** A version such as 25.0.5, or latest. */
+  release: string;
+  source: ReleaseSource;
+  /** all, core, or file stems / table names (index = idc_index); default all the source has. */
+  tables?: 'all' | 'core' | string[];
+  cacheDir: string;
+  /** Folder to fetch into; default <cacheDir>/releases/<release>-<source>. */
+  out?: string;
+  mirror?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Files downloaded at once. */
+  concurrency?: number;
+  retries?: number;
+  retryBaseMs?: number;
+  signal?: AbortSignal;
+  onEvent?: (e: FetchEvent) => void;
+}
+
+export interface FetchResult {
+  folder: string;
+  source: ReleaseSource;
+  requested: string;
+  /** The version fetched, when known before reading the files (latest from the bucket is read at build). */
+  version: string | null;
+  downloaded: string[];
+  reused: string[];
+  /** Tables not fetched: absent from the source or not asked for. */
+  not_fetched: string[];
+  warnings: string[];
+  bytes: number;
+  seconds: number;
+}
+
+/** A release that cannot be had: the message says why and what to run. */
+export class ReleaseError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ReleaseError';
+  }
+}
+
+const STEM_BY_TABLE = new Map(TABLES.map((t) => [t.name, t.file]));
+
+/** File stems of the --tables option, checked against the release's file list. */
+export function selectFiles(tables: FetchOptions['tables'], source: ReleaseSource): string[] {
+  if (tables === undefined) return source === 'pypi' ? CORE_FILES : ALL_FILES;
+  if (tables === 'all') return ALL_FILES;
+  if (tables === 'core') return CORE_FILES;
+  const out: string[] = [];
+  for (const raw of tables) {
+    const name = raw.trim().replace(/\.parquet$/, '');
+    if (!name) continue;
+    const stem = STEM_BY_TABLE.get(name) ?? name;
+    if (!ALL_FILES.includes(stem)) throw new ReleaseError(`unknown table ${JSON.stringify(raw)}: use all, core, or names among ${ALL_FILES.join(', ')} (index = idc_index)`);
+    if (!out.includes(stem)) out.push(stem);
+  }
+  if (!out.includes('idc_index')) out.unshift('idc_index');
+  return out;
+}
+
+/** The default folder of a release in the cache. */
+export function releaseFolder(cacheDir: string, release: string, source: ReleaseSource): string {
+  return join(cacheDir, 'releases', `${release}-${source}`);
+}
+
+async function readDatasetJson(folder: string): Promise<DatasetManifest | null> {
+  const p = join(folder, 'dataset.json');
+  return existsSync(p) ? (JSON.parse(await readFile(p, 'utf8')) as DatasetManifest) : null;
+}
+
+async function writeDatasetJson(folder: string, m: DatasetManifest): Promise<void> {
+  await writeFile(join(folder, 'dataset.json.tmp'), JSON.stringify(m, null, 2) + '\n');
+  await rename(join(folder, 'dataset.json.tmp'), join(folder, 'dataset.json'));
+}
+
+function manifestOf(version: string | null, checksums: Record<string, string>, provenance: ReleaseProvenance): DatasetManifest {
+  return {
+    format: 'idqs-dataset/1',
+    // Empty when unknown (latest from the bucket): the build reads it from the files.
+    release: version ? `v${version.split('.')[0]}` : '',
+    index_version: version ?? '',
+    synthetic: false,
+    row_counts: {},
+    stores: DEFAULT_STORES,
+    checksums,
+    provenance,
+  };
+}
+
+/** A cached release that a pinned request can use as it is (no network). */
+async function cachedRelease(folder: string, source: ReleaseSource, release: string, files: string[]): Promise<DatasetManifest | null> {
+  if (release === 'latest') return null;
+  const m = await readDatasetJson(folder);
+  if (!m?.provenance || m.provenance.source !== source || m.index_version !== release) return null;
+  const wanted = source === 'pypi' ? CORE_FILES : files;
+  const have = (f: string) => Boolean(m.checksums[`${f}.parquet`]) && existsSync(join(folder, `${f}.parquet`));
+  const settled = (f: string) => have(f) || m.provenance!.not_fetched.includes(TABLES.find((t) => t.file === f)?.name ?? f) || m.provenance!.not_fetched.includes(f);
+  return wanted.every(settled) && have('idc_index') ? m : null;
+}
+
+/** Fetch a release into a folder (no network when a pinned release is already there). */
+export async function fetchRelease(o: FetchOptions): Promise<FetchResult> {
+  const started = Date.now();
+  const files = selectFiles(o.tables, o.source);
+  const emit = o.onEvent ?? (() => {});
+  const get: GetOptions = {
+    retries: o.retries ?? 5,
+    retryBaseMs: o.retryBaseMs,
+    signal: o.signal,
+    onRetry: (_n, err) => emit({ type: 'retry', message: err.message }),
+  };
+  if (o.source === 'pypi') return fetchWheel(o, files, get, started);
+
+  const mirrored = Boolean(o.mirror || (o.source === 'gcs' ? o.env?.IDQS_RELEASE_GCS_URL : o.env?.IDQS_RELEASE_GITHUB_URL));
+  const base = sourceBase(o.source, o.mirror, o.env);
+  const folder = o.out ?? releaseFolder(o.cacheDir, o.release, o.source);
+  const result: FetchResult = {
+    folder, source: o.source, requested: o.release, version: o.release === 'latest' ? null : o.release,
+    downloaded: [], reused: [], not_fetched: [], warnings: [], bytes: 0, seconds: 0,
+  };
+  const cached = await cachedRelease(folder, o.source, o.release, files);
+  if (cached) {
+    result.reused = Object.keys(cached.checksums).filter((f) => f.endsWith('.parquet'));
+    result.not_fetched = cached.provenance!.not_fetched;
+    result.seconds = (Date.now() - started) / 1000;
+    return result;
+  }
+  await mkdir(folder, { recursive: true });
+  const previous = await readDatasetJson(folder);
+  const checksums: Record<string, string> = {};
+  const provenance: ReleaseProvenance = { source: o.source, requested: o.release, fetched_at: new Date().toISOString(), urls: {}, verified: {}, not_fetched: [] };
+  // Keep what an earlier fetch of the same release brought (e.g. --tables core, then seg_index).
+  if (previous?.provenance?.source === o.source && previous.provenance.requested === o.release) {
+    for (const [f, sum] of Object.entries(previous.checksums)) {
+      if (existsSync(join(folder, f))) {
+        checksums[f] = sum;
+        if (previous.provenance.urls[f]) provenance.urls[f] = previous.provenance.urls[f]!;
+        if (f in previous.provenance.verified) provenance.verified[f] = previous.provenance.verified[f]!;
+      }
+    }
+  }
+  emit({ type: 'plan', source: o.source, release: o.release, folder, files: files.length });
+  const ac = new AbortController();
+  const signal = o.signal ? AbortSignal.any([o.signal, ac.signal]) : ac.signal;
+  const url = (f: string) => fileUrl(o.source as 'gcs' | 'github', base, o.release, f, mirrored);
+
+  const fetchOne = async (stem: string): Promise<void> => {
+    const name = `${stem}.parquet`;
+    const sidecar = await getText(url(`${name}.sha256`), { ...get, signal });
+    const published = sidecar ? (/^\s*([0-9a-fA-F]{64})\b/.exec(sidecar.text)?.[1]?.toLowerCase() ?? null) : null;
+    if (sidecar && !published) throw new ReleaseError(`${url(`${name}.sha256`)} does not hold a sha256: is this a release mirror?`);
+    const dest = join(folder, name);
+    if (published && checksums[name] === published && existsSync(dest)) {
+      result.reused.push(name);
+      emit({ type: 'file', file: name, status: 'reused', bytes: 0 });
+    } else {
+      let got;
+      try {
+        got = await downloadFile(url(name), dest, { ...get, signal, onBytes: (d) => emit({ type: 'bytes', delta: d }), onLength: (n) => emit({ type: 'length', file: name, bytes: n }) });
+      } catch (e) {
+        if (!(e instanceof FetchError && e.kind === 'not_found')) throw e;
+        // A core file absent because the whole release is: say which releases there are.
+        if (CORE_FILES.includes(stem) && (stem === 'idc_index' || !(await exists(url('idc_index.parquet'), { headers: {} })))) {
+          throw await tagMissing(o, base, mirrored, url(name), get);
+        }
+        const table = TABLES.find((t) => t.file === stem)?.name ?? stem;
+        if (CORE_FILES.includes(stem)) throw new ReleaseError(`the release ${o.release} at ${base} has no ${name} (${url(name)} answered 404): a core table is missing, so the release is incomplete; try another source (--source) or release`);
+        result.not_fetched.push(table);
+        result.warnings.push(`${name} is not in the release ${o.release} at ${base} (404): ${table} will be missing (normal for releases older than that table)`);
+        emit({ type: 'warning', message: result.warnings.at(-1)! });
+        emit({ type: 'file', file: name, status: 'missing', bytes: 0 });
+        return;
+      }
+      if (published && got.sha256 !== published) {
+        const aside = `${dest}.rejected`;
+        await rename(dest, aside);
+        throw new ReleaseError(
+          `${name} does not match its published sha256 (got ${got.sha256}, ${url(`${name}.sha256`)} says ${published}): refused and kept aside as ${aside}. ` +
+            'Run the fetch again to download it anew; if it fails again the source or mirror serves a damaged file.',
+        );
+      }
+      checksums[name] = got.sha256;
+      result.bytes += got.bytes;
+      result.downloaded.push(name);
+      emit({ type: 'file', file: name, status: 'downloaded', bytes: got.bytes, resumed: got.resumed });
+    }
+    provenance.urls[name] = url(name);
+    provenance.verified[name] = published;
+    // Sidecars describing the table: optional (older releases lack some).
+    for (const side of [`${stem}_schema.json`, `${stem}.sql`]) {
+      const t = await getText(url(side), { ...get, signal });
+      if (!t) continue;
+      await writeFile(join(folder, side), t.text);
+      checksums[side] = createHashHex(t.text);
+      provenance.urls[side] = url(side);
+    }
+  };
+
+  // The first failure stops the other transfers; it is the error reported.
+  const limit = pLimit(Math.max(1, o.concurrency ?? 4));
+  let first: unknown;
+  await Promise.allSettled(
+    files.map((f) =>
+      limit(async () => {
+        if (signal.aborted) return;
+        await fetchOne(f).catch((e: unknown) => {
+          if (first === undefined) {
+            first = e;
+            ac.abort(e);
+          }
+        });
+      }),
+    ),
+  );
+  if (first !== undefined) throw first;
+  if (o.signal?.aborted) throw o.signal.reason;
+  const asked = new Set(files);
+  for (const f of ALL_FILES) {
+    const t = TABLES.find((x) => x.file === f)?.name ?? f;
+    if (!asked.has(f) && !checksums[`${f}.parquet`] && !provenance.not_fetched.includes(t)) provenance.not_fetched.push(t);
+  }
+  for (const t of result.not_fetched) if (!provenance.not_fetched.includes(t)) provenance.not_fetched.push(t);
+  result.not_fetched = provenance.not_fetched;
+  await writeDatasetJson(folder, manifestOf(result.version, checksums, provenance));
+  result.seconds = (Date.now() - started) / 1000;
+  return result;
+}
+
+function createHashHex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** The error for a release tag the source does not have, with the tags it has. */
+async function tagMissing(o: FetchOptions, base: string, mirrored: boolean, probe: string, get: GetOptions): Promise<ReleaseError> {
+  const tags = await listTags(o.source as 'gcs' | 'github', base, mirrored, { ...get, signal: undefined });
+  const list = tags && tags.length > 0 ? `available releases: ${tags.slice(0, 12).join(', ')}${tags.length > 12 ? ', …' : ''}` : `the available releases could not be listed at ${base}`;
+  return new ReleaseError(`release ${o.release} was not found at ${base} (${probe} answered 404); ${list}`);
+}
+
+/** The wheel route: find it on the index, download, check, unpack its tables. */
+async function fetchWheel(o: FetchOptions, files: string[], get: GetOptions, started: number): Promise<FetchResult> {
+  const index = sourceBase('pypi', o.mirror, o.env);
+  const project = RELEASE_DEFAULTS.sources.pypi.project;
+  const extra = files.filter((f) => !CORE_FILES.includes(f));
+  const warnings = extra.length > 0 ? [`the wheel holds the core tables only; ${extra.join(', ')} need --source gcs or github`] : [];
+  if (o.release !== 'latest') {
+    const folder = o.out ?? releaseFolder(o.cacheDir, o.release, 'pypi');
+    const cached = await cachedRelease(folder, 'pypi', o.release, files);
+    if (cached) {
+      return {
+        folder, source: 'pypi', requested: o.release, version: o.release, downloaded: [], reused: Object.keys(cached.checksums).filter((f) => f.endsWith('.parquet')),
+        not_fetched: cached.provenance!.not_fetched, warnings, bytes: 0, seconds: (Date.now() - started) / 1000,
+      };
+    }
+  }
+  let wheel;
+  try {
+    wheel = await findWheel(index, project, o.release, get);
+  } catch (e) {
+    throw new ReleaseError((e as Error).message, { cause: e });
+  }
+  const folder = o.out ?? releaseFolder(o.cacheDir, wheel.version, 'pypi');
+  const result: FetchResult = {
+    folder, source: 'pypi', requested: o.release, version: wheel.version, downloaded: [], reused: [], not_fetched: [], warnings, bytes: 0, seconds: 0,
+  };
+  for (const w of warnings) o.onEvent?.({ type: 'warning', message: w });
+  const cached = await cachedRelease(folder, 'pypi', wheel.version, files);
+  const prior = await readDatasetJson(folder);
+  if (cached && (!wheel.sha256 || prior?.provenance?.verified[wheel.filename] === wheel.sha256)) {
+    result.reused = Object.keys(cached.checksums).filter((f) => f.endsWith('.parquet'));
+    result.not_fetched = cached.provenance!.not_fetched;
+    result.seconds = (Date.now() - started) / 1000;
+    return result;
+  }
+  o.onEvent?.({ type: 'plan', source: 'pypi', release: wheel.version, folder, files: 1 });
+  const downloads = join(o.cacheDir, 'downloads');
+  await mkdir(downloads, { recursive: true });
+  const dest = join(downloads, wheel.filename);
+  const got = await downloadFile(wheel.url, dest, {
+    ...get,
+    onBytes: (d) => o.onEvent?.({ type: 'bytes', delta: d }),
+    onLength: (n) => o.onEvent?.({ type: 'length', file: wheel.filename, bytes: n ?? wheel.size }),
+  });
+  if (wheel.sha256 && got.sha256 !== wheel.sha256) {
+    const aside = `${dest}.rejected`;
+    await rename(dest, aside);
+    throw new ReleaseError(
+      `${wheel.filename} does not match the sha256 the index publishes (got ${got.sha256}, ${index} says ${wheel.sha256}): refused and kept aside as ${aside}. ` +
+        'Run the fetch again to download it anew; if it fails again the index or mirror serves a damaged file.',
+    );
+  }
+  o.onEvent?.({ type: 'file', file: wheel.filename, status: 'downloaded', bytes: got.bytes, resumed: got.resumed });
+  o.onEvent?.({ type: 'unpack', file: wheel.filename });
+  const names = await unpackWheel(dest, folder);
+  const checksums: Record<string, string> = {};
+  for (const n of names) checksums[n] = await sha256File(join(folder, n));
+  await rm(dest, { force: true });
+  const present = new Set(names.filter((n) => n.endsWith('.parquet')).map((n) => n.slice(0, -'.parquet'.length)));
+  const provenance: ReleaseProvenance = {
+    source: 'pypi',
+    requested: o.release,
+    fetched_at: new Date().toISOString(),
+    urls: { [wheel.filename]: wheel.url },
+    verified: { [wheel.filename]: wheel.sha256 },
+    not_fetched: ALL_FILES.filter((f) => !present.has(f)).map((f) => TABLES.find((t) => t.file === f)?.name ?? f),
+  };
+  await writeDatasetJson(folder, manifestOf(wheel.version, checksums, provenance));
+  result.downloaded = [wheel.filename];
+  result.bytes = got.bytes;
+  result.not_fetched = provenance.not_fetched;
+  result.seconds = (Date.now() - started) / 1000;
+  return result;
+}
+
+/** Newest cached release of a source, for a latest request without network. */
+export async function newestCached(cacheDir: string, source: ReleaseSource): Promise<string | null> {
+  const dir = join(cacheDir, 'releases');
+  if (!existsSync(dir)) return null;
+  const suffix = `-${source}`;
+  const names = (await readdir(dir)).filter((n) => n.endsWith(suffix) && existsSync(join(dir, n, 'dataset.json')));
+  const versions = sortVersions(names.map((n) => n.slice(0, -suffix.length)));
+  if (versions[0]) return join(dir, `${versions[0]}${suffix}`);
+  return names.includes(`latest${suffix}`) ? join(dir, `latest${suffix}`) : null;
+}
+
+export interface EnsuredRelease {
+  fetch: FetchResult;
+  build: BuildReport;
+  db: string;
+}
+
+/** Database file of a release folder: beside its files and dataset.json. */
+export function releaseDb(folder: string): string {
+  return join(folder, 'idqs.duckdb');
+}
+
+/**
+ * Fetch (when needed) and build a release; what `serve --release` and the
+ * real-data tests use. A latest request that cannot reach the source falls
+ * back to the newest release in the cache, with a warning.
+ */
+export async function ensureRelease(
+  o: FetchOptions & { onBuildProgress?: (step: string, done: number, total: number) => void },
+): Promise<EnsuredRelease> {
+  let fetched: FetchResult;
+  try {
+    fetched = await fetchRelease(o);
+  } catch (e) {
+    const fallback = o.release === 'latest' && !o.out && !(e instanceof ReleaseError && /sha256/.test(e.message)) ? await newestCached(o.cacheDir, o.source) : null;
+    if (!fallback) throw e;
+    o.onEvent?.({ type: 'warning', message: `cannot reach the ${o.source} source (${(e as Error).message}); serving the newest cached release instead: ${fallback}` });
+    fetched = { folder: fallback, source: o.source, requested: 'latest', version: null, downloaded: [], reused: [], not_fetched: [], warnings: [], bytes: 0, seconds: 0 };
+  }
+  const db = releaseDb(fetched.folder);
+  const report = await build({ from: fetched.folder, db, onProgress: o.onBuildProgress });
+  return { fetch: fetched, build: report, db };
+}

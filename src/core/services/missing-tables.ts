@@ -1,0 +1,45 @@
+// Tables a release has but this build lacks (a release fetched as the wheel
+// carries the five core tables only): the message naming the table and the
+// command that fetches it. The command is spelled here and nowhere else.
+
+import type { AppContext } from '../context.ts';
+import { unavailable, type IdqsError } from '../errors.ts';
+import { TABLE_BY_NAME } from '../registry/tables.ts';
+
+/** The command that adds `tables` to the release this server was built from. */
+export function fetchTablesCommand(ctx: AppContext, tables: string[]): string {
+  const v = ctx.dataset.index_version;
+  const release = v && v !== 'unknown' && !ctx.dataset.synthetic ? v : 'latest';
+  const source = ctx.dataset.provenance?.source === 'github' ? 'github' : 'gcs';
+  return `idqs data fetch --release ${release} --source ${source} --tables ${tables.join(',')}`;
+}
+
+function why(ctx: AppContext): string {
+  if (ctx.dataset.provenance?.source === 'pypi') return 'the release was fetched as the wheel, which carries the core tables only';
+  return 'the folder it was built from has no such file';
+}
+
+export function missingTableMessage(ctx: AppContext, table: string): string {
+  return (
+    `Table '${table}' is part of the release but not of this build (${why(ctx)}). ` +
+    `Fetch it with: ${fetchTablesCommand(ctx, [table])}, then restart the server on that release. ` +
+    `Tables available now: ${ctx.catalog.tables.join(', ')}.`
+  );
+}
+
+/** 503: the table exists in the release, this build just does not have it. */
+export function tableNotInBuild(ctx: AppContext, table: string): IdqsError {
+  return unavailable(missingTableMessage(ctx, table));
+}
+
+/** For an engine error about a table that does not exist: what to do when it is a table of the release. */
+export function missingTableHint(ctx: AppContext, engineMessage: string): string | null {
+  const m = /Table with name "?([A-Za-z0-9_.]+)"? does not exist/.exec(engineMessage);
+  if (!m) return null;
+  const name = m[1]!;
+  if (name.startsWith('clinical.')) {
+    return ctx.catalog.clinicalTables.length === 0 ? `This build has no clinical tables (${why(ctx)}).` : null;
+  }
+  if (!TABLE_BY_NAME.has(name) || ctx.catalog.tables.includes(name)) return null;
+  return missingTableMessage(ctx, name);
+}
