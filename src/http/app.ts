@@ -6,6 +6,7 @@
 
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import compress from '@fastify/compress';
+import cors from '@fastify/cors';
 import { keepSchemaIds } from './openapi.ts';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -79,12 +80,18 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   const framed = { ...common, 'X-Frame-Options': 'DENY', 'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'" };
   const cacheHeaders = { ETag: ctx.etag, 'Cache-Control': 'public, max-age=3600' };
 
-  const corsHeaders = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': EXPOSED_HEADERS };
+  // CORS for any origin, without credentials (the data is public); any route may be called with a JSON body.
+  // Its hook runs first, so a 304 from the hook below carries the CORS headers too.
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: 600,
+    strictPreflight: false,
+  });
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.headers(req.url.startsWith('/v3/docs') || req.url.startsWith('/v2/swagger') ? common : framed);
-    // CORS for any origin, without credentials: the data is public.
-    if (req.headers.origin !== undefined) reply.headers(corsHeaders);
     if (req.method === 'POST') {
       reply.header('Cache-Control', 'no-store');
     } else if (req.routeOptions.config?.cacheable) {
@@ -100,18 +107,6 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     done();
   });
 
-  // Preflight: any origin may call any route with a JSON body.
-  app.options('*', { schema: { hide: true } }, (req, reply) => {
-    reply
-      .headers({
-        'Access-Control-Allow-Methods': 'GET, HEAD, POST, OPTIONS',
-        'Access-Control-Allow-Headers': String(req.headers['access-control-request-headers'] ?? 'content-type'),
-        'Access-Control-Max-Age': '600',
-        Vary: 'Access-Control-Request-Headers',
-      })
-      .code(204)
-      .send();
-  });
 
   const log: Logger | null = opts.logger
     ? opts.logger.stream
