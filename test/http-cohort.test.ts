@@ -486,3 +486,43 @@ test('OpenAPI documents the cohort routes: tags, examples, text/plain manifest a
   assert.ok(txt.responses['200']!.content['text/plain']);
   assert.ok(txt.responses['200']!.headers['X-Total-Count']);
 });
+
+test('POST /v3/series/lookup: the rows, sizes and licenses of series given by folder, in manifest order; unknown folders listed', async () => {
+  const rows = await s.ctx.engine.rows(
+    `SELECT crdc_series_uuid, SeriesInstanceUID, series_size_MB, license_short_name FROM "index" WHERE collection_id IN ('nlst', 'rider_pilot')
+     ORDER BY hash(SeriesInstanceUID) LIMIT 7`,
+  );
+  const unknown = '00000000-0000-4000-8000-000000000000';
+  const asked = [...rows.map((r) => String(r.crdc_series_uuid)), unknown, String(rows[0]!.crdc_series_uuid)];
+  const r = await s.post('/v3/series/lookup', { crdc_series_uuid: asked });
+  const body = await json<{
+    series: { crdc_series_uuid: string; SeriesInstanceUID: string }[];
+    missing: string[];
+    size_MB: number;
+    licenses: { license_short_name: string | null; series: number; commercial_use_allowed: boolean | null }[];
+    stores: Record<string, { endpoint: string }>;
+  }>(r);
+  const want = await s.ctx.engine.rows(
+    `SELECT SeriesInstanceUID FROM "index" WHERE crdc_series_uuid IN (${rows.map(() => '?').join(', ')}) ORDER BY ${ORDER.replace('ORDER BY ', '')}`,
+    rows.map((x) => String(x.crdc_series_uuid)),
+  );
+  assert.deepEqual(body.series.map((x) => x.SeriesInstanceUID), want.map((x) => x.SeriesInstanceUID));
+  assert.deepEqual(body.missing, [unknown]);
+  assert.equal(body.size_MB, Math.round(rows.reduce((t, x) => t + Number(x.series_size_MB), 0) * 1000) / 1000);
+  const byLicense = new Map<string | null, number>();
+  for (const x of rows) byLicense.set(x.license_short_name as string | null, (byLicense.get(x.license_short_name as string | null) ?? 0) + 1);
+  assert.deepEqual(new Map(body.licenses.map((l) => [l.license_short_name, l.series])), byLicense);
+  for (const l of body.licenses) {
+    const n = l.license_short_name;
+    assert.equal(l.commercial_use_allowed, n === null ? null : /NC/.test(n) ? false : /^CC BY/.test(n) ? true : null, String(n));
+  }
+  assert.equal(body.stores.cloud1!.endpoint, s.ctx.dataset.stores.cloud1.endpoint);
+
+  const bad = await json<ErrorBody>(await s.post('/v3/series/lookup', { crdc_series_uuid: ['not-a-uuid'] }), 400);
+  assert.equal(bad.error.code, 'invalid_query');
+  assert.match(bad.error.message, /crdc_series_uuid holds UUIDs .*got "not-a-uuid"/);
+  const empty = await json<ErrorBody>(await s.post('/v3/series/lookup', { crdc_series_uuid: [] }), 422);
+  assert.match(empty.error.message, /body\.crdc_series_uuid must NOT have fewer than 1 items/);
+  const other = await json<ErrorBody>(await s.post('/v3/series/lookup', { crdc_series_uuid: [unknown], uuids: [unknown] }), 422);
+  assert.match(other.error.message, /Unknown member "uuids" in body; accepted: crdc_series_uuid\./);
+});

@@ -36,6 +36,11 @@ export const SURFACES: Record<CapabilityId, Surfaces> = {
   get_cohort_counts: post('/v3/cohort/counts', 'get_cohort_counts'),
   build_cohort: post('/v3/cohort/manifest', 'build_cohort'),
   get_cohort_urls: post('/v3/cohort/manifest.txt', 'get_cohort_urls'),
+  lookup_series: {
+    rest: { method: 'POST', path: '/v3/series/lookup' },
+    tool: null,
+    restOnly: 'serves the downloader, which places the files of a manifest of URLs; an agent finds series with run_sql',
+  },
   run_sql: { ...post('/v3/sql', 'run_sql'), cli: 'idqs sql' },
   get_viewer_url: get('/v3/viewer-url', 'get_viewer_url'),
   get_citations: post('/v3/citations', 'get_citations'),

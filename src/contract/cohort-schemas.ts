@@ -1,6 +1,7 @@
-// Wire shapes of series, stores and licenses that more than one route (and
-// clients of those routes) read: the REST routes declare them (validation
-// and OpenAPI); a client can take its types from them.
+// Wire shapes of series, stores and licenses that more than one surface
+// reads: the REST routes declare them (validation and OpenAPI), and the
+// downloader, a client of those routes, takes its types from them (types
+// only: it loads no schema library for them).
 
 import { Type, type Static } from '@sinclair/typebox';
 
@@ -47,6 +48,30 @@ export const LicenseItem = Type.Object({
   commercial_use_allowed: CommercialUse,
 });
 
+/** Most UUIDs one series look-up takes. */
+export const SERIES_LOOKUP_MAX = 10_000;
+
+export const SeriesLookupBody = Type.Object(
+  {
+    crdc_series_uuid: Type.Array(Type.String(), {
+      minItems: 1,
+      maxItems: SERIES_LOOKUP_MAX,
+      description: `Folders of series (the <crdc_series_uuid> of s3://<bucket>/<crdc_series_uuid>/*), at most ${SERIES_LOOKUP_MAX}.`,
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const SeriesLookupResponse = Type.Object({
+  series: Type.Array(ManifestRow, { description: 'The series found, ordered by collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID.' }),
+  missing: Type.Array(Type.String(), { description: 'UUIDs asked for that no series of the index has, in the order asked.' }),
+  size_TB: Type.Number({ description: 'Size of the series found, decimal terabytes.' }),
+  size_MB: Type.Number({ description: 'Size of the series found, decimal megabytes.' }),
+  licenses: Type.Array(LicenseItem, { description: 'Series and size per license of the series found, most series first.' }),
+  stores: Stores,
+});
+
 export type ManifestRowWire = Static<typeof ManifestRow>;
 export type StoreWire = Static<typeof Store>;
 export type LicenseItemWire = Static<typeof LicenseItem>;
+export type SeriesLookupWire = Static<typeof SeriesLookupResponse>;

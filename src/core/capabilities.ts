@@ -19,6 +19,7 @@ export const CAPABILITY_IDS = [
   'get_cohort_counts',
   'build_cohort',
   'get_cohort_urls',
+  'lookup_series',
   'run_sql',
   'get_viewer_url',
   'get_citations',

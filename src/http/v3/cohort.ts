@@ -1,15 +1,17 @@
 // Cohort routes: counts, a manifest page with download commands, the full
-// plain-text manifest (streamed), and the license breakdown.
+// plain-text manifest (streamed), the license breakdown, and the look-up of
+// series by their folder.
 
 import { Readable } from 'node:stream';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FilterObject } from '../../core/filters/v3.ts';
 import { cohortCounts, cohortManifest } from '../../core/services/cohort.ts';
 import { cohortLicenses } from '../../core/services/licenses.ts';
-import { manifestText } from '../../core/services/manifest.ts';
+import { MANIFEST_ORDER, manifestText } from '../../core/services/manifest.ts';
+import { lookupSeries } from '../../core/services/series.ts';
 import { FilterOrWrappedSchema, FilterSchema, FiltersApplied, Warnings, unwrapFilters } from '../../contract/filter-schema.ts';
-import { LicenseItem, ManifestRow, Stores } from '../../contract/cohort-schemas.ts';
+import { LicenseItem, ManifestRow, SeriesLookupBody, SeriesLookupResponse, Stores } from '../../contract/cohort-schemas.ts';
 import { downloadCommands } from '../../contract/download-commands.ts';
 import { applyLimit, restLimits } from '../../contract/limits.ts';
 import { publicBase } from '../../contract/public-base.ts';
@@ -207,5 +209,24 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
       },
     },
     async (req) => cohortLicenses(ctx, unwrapFilters(req.body as never)),
+  );
+
+  // An example that resolves against the served data: the first series of the manifest order.
+  const first = await ctx.engine.one(`SELECT crdc_series_uuid FROM "index" WHERE crdc_series_uuid IS NOT NULL ORDER BY ${MANIFEST_ORDER} LIMIT 1`);
+  const lookupExample = first ? [String(first.crdc_series_uuid)] : [];
+  app.post<{ Body: Static<typeof SeriesLookupBody> }>(
+    '/series/lookup',
+    {
+      schema: {
+        tags: ['cohort'],
+        summary: 'Look up series by folder',
+        description:
+          'The series whose folder in the buckets (crdc_series_uuid, the <uuid> of the manifest URL s3://<bucket>/<uuid>/*) is given: their manifest rows, ' +
+          'their size and license breakdown, and the stores. UUIDs no series has are listed in missing. The downloader reads manifests through it.',
+        body: { ...SeriesLookupBody, examples: [{ crdc_series_uuid: lookupExample }] },
+        response: { 200: SeriesLookupResponse, ...errors(400, 422) },
+      },
+    },
+    async (req) => lookupSeries(ctx, req.body.crdc_series_uuid),
   );
 }
