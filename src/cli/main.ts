@@ -130,7 +130,7 @@ data
 
 program
   .command('sql')
-  .description('Run one read-only SELECT/WITH statement locally through the same guard as the API')
+  .description('Run one read-only SELECT/WITH statement locally through the same service and guard as POST /v3/sql')
   .argument('<query>', 'the SQL statement')
   .option('--db <path>', 'database file (default: the default dataset)')
   .option('--max-rows <n>', 'most rows to print (default IDQS_SQL_MAX_ROWS, 5000; values above IDQS_SQL_MAX_ROWS_CAP, 10000, are lowered to it)', integer('max-rows'))
