@@ -43,7 +43,8 @@ interface Expected {
   bytes: number;
 }
 
-const safe = (v: string) => v.replace(/^\.+/, '').replace(/[^A-Za-z0-9._-]/g, '_') || '_';
+/** A folder name as the s5cmd lines of manifest.txt write it: leading dots and unsafe characters become "_", nothing is empty. */
+const safe = (v: string) => (v === '' ? '_' : v.replace(/^\.+/, '_').replace(/[^A-Za-z0-9._-]/g, '_'));
 
 /** What a cohort should produce, from independent SQL over the instance table. */
 async function expected(where: string, params: unknown[], layout: 'default' | 'flat' | 'uuid' = 'default'): Promise<Expected> {
@@ -182,6 +183,29 @@ test('download --manifest: URL lines, s5cmd lines and comments; flat layout and 
   assertTree(def, await expected(both[0], [...both[1]]));
 });
 
+test('download --manifest reports sizes and licenses from the service: what each license allows is its verdict', async () => {
+  const file = join(tmp, 'm-licenses.txt');
+  writeFileSync(file, await manifestTxt({ terms: { collection_id: [COLL, COLL2] } }));
+  const r = await runCli(['download', '--manifest', file, '--api', api.url, '--out', join(tmp, 'm-licenses'), '--dry-run', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  const cohort = events(r.stdout).find((e) => e.event === 'cohort')! as { licenses: { license_short_name: string | null; series: number; commercial_use_allowed: boolean | null }[]; index_bytes: number };
+  const want = await api.ctx.engine.rows(
+    `SELECT license_short_name AS l, count(*) AS n, sum(series_size_MB) AS mb FROM "index" WHERE collection_id IN (?, ?) GROUP BY 1 ORDER BY n DESC, l`,
+    [COLL, COLL2],
+  );
+  assert.deepEqual(
+    cohort.licenses.map((l) => [l.license_short_name, l.series]),
+    want.map((w) => [w.l, Number(w.n)]),
+  );
+  // CC BY allows commercial use, CC BY-NC does not (the downloader used to say neither for CC BY).
+  for (const l of cohort.licenses) {
+    const expected = l.license_short_name === null ? null : /NC/.test(l.license_short_name) ? false : /^CC BY/.test(l.license_short_name) ? true : null;
+    assert.equal(l.commercial_use_allowed, expected, String(l.license_short_name));
+  }
+  assert.ok(cohort.licenses.some((l) => l.commercial_use_allowed === true), 'the cohort has a license that allows commercial use');
+  assert.equal(cohort.index_bytes, Math.round(want.reduce((s, w) => s + Number(w.mb), 0) * 1e6));
+});
+
 test('download --manifest without a reachable API: files go to <crdc_series_uuid>/ folders, with a warning', async () => {
   const file = join(tmp, 'm-noapi.txt');
   writeFileSync(file, await manifestTxt({ terms: { collection_id: [COLL] } }));
@@ -272,7 +296,9 @@ test('killed mid-transfer: no partial file under a final name; a rerun completes
     const proxy = await faultProxy(s3.url, (req) => (req.method === 'GET' && req.url!.endsWith('.dcm') ? { hangAfter: 700 } : null));
     try {
       const run = startCli(['download', '--collection', COLL2, '--api', api.url, '--endpoint', proxy.url, '--out', out, '--jobs', '2']);
-      await proxy.hung;
+      // A command that ends before any transfer hangs is a failure, not a wait without end.
+      const early = await Promise.race([proxy.hung.then(() => null), run.done]);
+      assert.equal(early, null, `the download ended before a transfer started: ${early?.stderr}`);
       // Let the client write the partial body to its temporary file.
       await new Promise((r) => setTimeout(r, 300));
       run.child.kill(sig);

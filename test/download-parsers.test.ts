@@ -7,6 +7,8 @@ import { parseSize } from '../src/download/command.ts';
 import { DEFAULT_LAYOUT, parseLayout, parseManifest, renderLayout } from '../src/download/layout.ts';
 import { cohortFilters } from '../src/download/run.ts';
 import { parseListResult } from '../src/download/s3.ts';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { folderName, folderNameSql } from '../src/core/rules/folder-name.ts';
 
 test('manifest: URL lines, s5cmd cp lines, comments and blanks; duplicates listed once; errors name the line', () => {
   const t = parseManifest(
@@ -68,4 +70,33 @@ test('--confirm-above sizes and the cohort filter of --collection/--series/--fil
   });
   assert.throws(() => cohortFilters({ collection: ['a'], filters: '{"terms":{"collection_id":["b"]}}' }), /both in --filters and as --collection/);
   assert.throws(() => cohortFilters({ filters: '[1]' }), /must be a JSON object/);
+});
+
+test('folder names follow one rule in the downloader and in the s5cmd lines of manifest.txt (SQL)', async () => {
+  const cases: [string | null, string][] = [
+    ['.x', '_x'],
+    ['..', '_'],
+    ['...hidden.dcm', '_hidden.dcm'],
+    ['a/b', 'a_b'],
+    ['1.2.840.10008', '1.2.840.10008'],
+    ['TCGA-02-0001', 'TCGA-02-0001'],
+    ['é x', '__x'],
+    ['a😀b', 'a_b'],
+    ['a.', 'a.'],
+    ['', '_'],
+    [null, '_'],
+  ];
+  for (const [v, want] of cases) assert.equal(folderName(v), want, JSON.stringify(v));
+  const vars = { collection_id: 'c', PatientID: '.x', StudyInstanceUID: '1.2', SeriesInstanceUID: '1.3', Modality: 'CT' };
+  assert.equal(renderLayout(parseLayout(DEFAULT_LAYOUT), vars), 'c/_x/1.2/CT_1.3');
+  const db = await DuckDBInstance.create(':memory:');
+  const c = await db.connect();
+  try {
+    const values = cases.map(([v], i) => `(${v === null ? 'NULL' : `'${v.replaceAll("'", "''")}'`}, ${i})`).join(', ');
+    const rows = (await c.runAndReadAll(`SELECT ${folderNameSql('v')} AS f FROM (VALUES ${values}) t(v, i) ORDER BY i`)).getRowObjects();
+    assert.deepEqual(rows.map((r) => r.f), cases.map(([, want]) => want));
+  } finally {
+    c.closeSync();
+    db.closeSync();
+  }
 });

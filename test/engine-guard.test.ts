@@ -77,7 +77,6 @@ async function refused(sql: string, message: RegExp): Promise<void> {
     (e: unknown) => {
       assert.ok(e instanceof IdqsError, `expected an IdqsError for ${JSON.stringify(sql)}, got ${String(e)}`);
       assert.equal(e.code, 'invalid_query', `code for ${JSON.stringify(sql)}`);
-      assert.equal(e.status, 400);
       assert.match(e.message, message, `message for ${JSON.stringify(sql)}`);
       return true;
     },
@@ -145,7 +144,7 @@ test('comments before a SELECT are fine, and string literals containing comment 
 test('engine errors are passed through verbatim with their suggestions', async () => {
   await assert.rejects(
     () => ctx.engine.callerSql('SELECT * FROM analysis_results', 10),
-    (e: IdqsError) => e.code === 'invalid_query' && e.status === 400 && /Did you mean "analysis_results_index"/.test(e.message),
+    (e: IdqsError) => e.code === 'invalid_query' && /Did you mean "analysis_results_index"/.test(e.message),
   );
   await assert.rejects(
     () => ctx.engine.callerSql('SELECT no_such_column FROM index', 10),
@@ -193,7 +192,6 @@ test('a pathological cross join is cancelled at the timeout and the engine keeps
     (e: unknown) => {
       assert.ok(e instanceof IdqsError);
       assert.equal(e.code, 'query_timeout');
-      assert.equal(e.status, 504);
       assert.match(e.message, /1s statement timeout/);
       return true;
     },

@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../src/config.ts';
 import { createContext, type AppContext } from '../src/core/context.ts';
 import { build } from '../src/core/data/build.ts';
 import { generate } from '../src/core/data/generate.ts';
-import { buildApp } from '../src/http/app.ts';
+import { buildServer } from '../src/server.ts';
 
 export const TEST_SCALE = 0.003;
 export const TEST_SEED = 7;
@@ -66,7 +66,7 @@ export interface TestServer {
 /** A real server on 127.0.0.1 with a random port over the test database (or another database, e.g. a real release). */
 export async function startServer(overrides: Partial<Config> = {}, db?: string): Promise<TestServer> {
   const ctx = await createContext(testConfig(overrides), db ?? (await testDataset()).db);
-  const app = await buildApp(ctx);
+  const app = await buildServer(ctx);
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     url,

@@ -1,6 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './fixture.ts';
+import { V3_EXAMPLE_CHECKS } from './example-checks.ts';
 
 let s: TestServer;
 before(async () => {
@@ -227,7 +228,7 @@ test('POST /v3/cohort/manifest: defaults, shape, order, counts and download payl
     assert.equal(run, `s5cmd --no-sign-request --endpoint-url ${s.ctx.dataset.stores[store].endpoint} run idqs_manifest_${store}.s5cmd`);
   }
   assert.match(d.note, /no credentials/);
-  assert.match(d.note, /\/v3\/licenses/);
+  assert.match(d.note, /and the licenses of the same filter before downloading/);
   assert.match(d.note, /s3:\/\//);
   assert.deepEqual(body.warnings, []);
 });
@@ -255,16 +256,16 @@ test('manifest: shell metacharacters in values are quoted in the commands', asyn
   assert.equal(body.download.commands.idqs[0], `idqs download --collection 'it'\\''s; rm -rf /' --api ${s.url} --out ./idqs-data`);
 });
 
-test('manifest: page_size 0 and 100000 are clamped, and a warning says so', async () => {
+test('manifest: page_size 0 is raised to 1 and 100000 lowered to the ceiling, and a warning says so', async () => {
   const small = await json<Manifest>(await s.post('/v3/cohort/manifest', { filters: NLST_CT, page_size: 0 }));
   assert.equal(small.page_size, 1);
   assert.equal(small.returned, 1);
-  assert.ok(small.warnings.some((w) => /page_size 0/.test(w) && /clamped to 1/.test(w)), JSON.stringify(small.warnings));
+  assert.deepEqual(small.warnings, ['page_size 0 is below 1; raised to 1.']);
   assert.equal(small.download.manifest_preview.length, Math.min(5, small.total_series));
   const big = await json<Manifest>(await s.post('/v3/cohort/manifest', { filters: NLST_CT, page_size: 100000 }));
-  assert.equal(big.page_size, s.ctx.config.maxPageSize);
-  assert.ok(big.warnings.some((w) => /page_size 100000/.test(w) && new RegExp(`clamped to ${s.ctx.config.maxPageSize}`).test(w)));
-  assert.equal(big.returned, Math.min(big.total_series, s.ctx.config.maxPageSize));
+  assert.equal(big.page_size, 5000, 'the default ceiling (IDQS_MAX_PAGE_SIZE)');
+  assert.deepEqual(big.warnings, ['page_size 100000 is above the cap of 5000; lowered to 5000.']);
+  assert.equal(big.returned, Math.min(big.total_series, 5000));
 });
 
 test('manifest: pages follow each other; a page beyond the end is empty; include_rows=false keeps counts', async () => {
@@ -369,7 +370,7 @@ test('manifest.txt: limit cuts the list and the headers say it is truncated', as
   assert.match(zero.error.message, /limit/);
 });
 
-test('manifest.txt and manifest: limits above the manifest cap are clamped to it', async () => {
+test('manifest.txt and manifest: limits above the manifest cap are lowered to it', async () => {
   const t = await startServer({ manifestCap: 10 });
   try {
     const r = await t.post('/v3/cohort/manifest.txt', { filters: NLST_CT, limit: 1000 });
@@ -379,7 +380,7 @@ test('manifest.txt and manifest: limits above the manifest cap are clamped to it
     assert.equal(r.headers.get('x-returned-count'), '10');
     assert.equal(r.headers.get('x-truncated'), 'true');
     const warnings = JSON.parse(r.headers.get('x-filter-warnings') ?? '[]') as string[];
-    assert.ok(warnings.some((w) => /clamped to 10/.test(w)), JSON.stringify(warnings));
+    assert.deepEqual(warnings, ['limit 1000 is above the cap of 10; lowered to 10.']);
     const m = await json<Manifest>(await t.post('/v3/cohort/manifest', { filters: NLST_CT, page_size: 2 }));
     assert.equal(m.download.manifest_truncated, m.total_series > 10);
     assert.equal(m.download.manifest_truncated, true);
@@ -477,12 +478,54 @@ test('OpenAPI documents the cohort routes: tags, examples, text/plain manifest a
     assert.ok(op.responses['400'] && op.responses['422'], `${path} declares its errors`);
     const media = (op.requestBody.content as Record<string, { example?: unknown }>)['application/json']!;
     assert.ok(media.example, `${path} has an example body`);
-    // The example works.
+    // The example answers what independent SQL says.
     const r = await s.post(path, media.example);
-    assert.equal(r.status, 200, `${path} example: ${await r.clone().text()}`);
-    await r.arrayBuffer();
+    const text = await r.text();
+    assert.equal(r.status, 200, `${path} example: ${text}`);
+    const isJson = (r.headers.get('content-type') ?? '').includes('json');
+    await V3_EXAMPLE_CHECKS[`post ${path}`]!(s.ctx.engine, { url: new URL(path, s.url), body: media.example as Json, json: isJson ? JSON.parse(text) : {}, text });
   }
   const txt = doc.paths['/v3/cohort/manifest.txt']!.post as { responses: Record<string, { content: Record<string, unknown>; headers: Json }> };
   assert.ok(txt.responses['200']!.content['text/plain']);
   assert.ok(txt.responses['200']!.headers['X-Total-Count']);
+});
+
+test('POST /v3/series/lookup: the rows, sizes and licenses of series given by folder, in manifest order; unknown folders listed', async () => {
+  const rows = await s.ctx.engine.rows(
+    `SELECT crdc_series_uuid, SeriesInstanceUID, series_size_MB, license_short_name FROM "index" WHERE collection_id IN ('nlst', 'rider_pilot')
+     ORDER BY hash(SeriesInstanceUID) LIMIT 7`,
+  );
+  const unknown = '00000000-0000-4000-8000-000000000000';
+  const asked = [...rows.map((r) => String(r.crdc_series_uuid)), unknown, String(rows[0]!.crdc_series_uuid)];
+  const r = await s.post('/v3/series/lookup', { crdc_series_uuid: asked });
+  const body = await json<{
+    series: { crdc_series_uuid: string; SeriesInstanceUID: string }[];
+    missing: string[];
+    size_MB: number;
+    licenses: { license_short_name: string | null; series: number; commercial_use_allowed: boolean | null }[];
+    stores: Record<string, { endpoint: string }>;
+  }>(r);
+  const want = await s.ctx.engine.rows(
+    `SELECT SeriesInstanceUID FROM "index" WHERE crdc_series_uuid IN (${rows.map(() => '?').join(', ')}) ORDER BY ${ORDER.replace('ORDER BY ', '')}`,
+    rows.map((x) => String(x.crdc_series_uuid)),
+  );
+  assert.deepEqual(body.series.map((x) => x.SeriesInstanceUID), want.map((x) => x.SeriesInstanceUID));
+  assert.deepEqual(body.missing, [unknown]);
+  assert.equal(body.size_MB, Math.round(rows.reduce((t, x) => t + Number(x.series_size_MB), 0) * 1000) / 1000);
+  const byLicense = new Map<string | null, number>();
+  for (const x of rows) byLicense.set(x.license_short_name as string | null, (byLicense.get(x.license_short_name as string | null) ?? 0) + 1);
+  assert.deepEqual(new Map(body.licenses.map((l) => [l.license_short_name, l.series])), byLicense);
+  for (const l of body.licenses) {
+    const n = l.license_short_name;
+    assert.equal(l.commercial_use_allowed, n === null ? null : /NC/.test(n) ? false : /^CC BY/.test(n) ? true : null, String(n));
+  }
+  assert.equal(body.stores.cloud1!.endpoint, s.ctx.dataset.stores.cloud1.endpoint);
+
+  const bad = await json<ErrorBody>(await s.post('/v3/series/lookup', { crdc_series_uuid: ['not-a-uuid'] }), 400);
+  assert.equal(bad.error.code, 'invalid_query');
+  assert.match(bad.error.message, /crdc_series_uuid holds UUIDs .*got "not-a-uuid"/);
+  const empty = await json<ErrorBody>(await s.post('/v3/series/lookup', { crdc_series_uuid: [] }), 422);
+  assert.match(empty.error.message, /body\.crdc_series_uuid must NOT have fewer than 1 items/);
+  const other = await json<ErrorBody>(await s.post('/v3/series/lookup', { crdc_series_uuid: [unknown], uuids: [unknown] }), 422);
+  assert.match(other.error.message, /Unknown member "uuids" in body; accepted: crdc_series_uuid\./);
 });

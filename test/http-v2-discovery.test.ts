@@ -4,6 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './fixture.ts';
+import { V2_EXAMPLE_CHECKS } from './example-checks.ts';
 
 let s: TestServer;
 before(async () => {
@@ -192,8 +193,10 @@ test('discovery answers are cacheable: ETag and 304', async () => {
   const r = await s.get('/v2/filters');
   const etag = r.headers.get('etag');
   assert.ok(etag);
+  assert.equal(((await r.json()) as Json).code, 200);
   const again = await s.get('/v2/filters', { 'if-none-match': etag });
   assert.equal(again.status, 304);
+  assert.equal(await again.text(), '');
 });
 
 test('a database without the /v2 tables answers the preview with 503 saying how to build one; discovery still works', async () => {
@@ -205,13 +208,17 @@ test('a database without the /v2 tables answers the preview with 503 saying how 
     assert.equal(r.status, 503);
     assert.equal(j.code, 503);
     assert.match(j.message, /no \/v2 instance tables .*`idqs data generate`/);
-    assert.equal((await other.get('/v2/collections')).status, 200);
+    // Read the body: one left unread keeps its connection busy, and closing the server then waits for the keep-alive timeout.
+    const collections = await other.get('/v2/collections');
+    assert.equal(collections.status, 200);
+    const ids = (await s.ctx.engine.rows('SELECT collection_id FROM collections_index ORDER BY 1')).map((row) => row.collection_id);
+    assert.deepEqual(((await collections.json()) as Json).collections.map((c: Json) => c.collection_id), ids);
   } finally {
     await other.close();
   }
 });
 
-test('every operation of the /v2 document declares V2Error for its errors, and its examples work', async () => {
+test('every operation of the /v2 document declares V2Error for its errors, and its examples answer what independent SQL says', async () => {
   type Op = {
     parameters?: { name: string; in: string; required?: boolean; example?: unknown; schema?: { examples?: unknown[] } }[];
     requestBody?: { content: Record<string, { example?: unknown; schema?: { examples?: unknown[] } }> };
@@ -239,19 +246,25 @@ test('every operation of the /v2 document declares V2Error for its errors, and i
       }
       const qs = query.size ? `?${query}` : '';
       let r: Response;
+      let body: Json | undefined;
       if (method === 'post') {
         const media = op.requestBody?.content['application/json'];
         const ex = (media?.example ?? media?.schema?.examples?.[0]) as Json | undefined;
         assert.ok(ex, `${method} ${path} has a body example`);
-        r = await s.post(url, path.endsWith('nextPage') ? { ...ex, next_page: first.next_page } : ex);
+        body = path.endsWith('nextPage') ? { ...ex, next_page: first.next_page } : ex;
+        r = await s.post(url, body);
       } else {
         r = await s.get(url + qs);
       }
       const text = await r.text();
       assert.equal(r.status, 200, `${method} ${path}${qs} -> ${r.status} ${text.slice(0, 300)}`);
-      if ((r.headers.get('content-type') ?? '').includes('json')) assert.equal((JSON.parse(text) as Json).code, 200);
+      const json = JSON.parse(text) as Json;
+      assert.equal(json.code, 200);
+      const check = V2_EXAMPLE_CHECKS[`${method} ${path}`];
+      assert.ok(check, `${method} ${path} has a check in test/example-checks.ts`);
+      await check(s.ctx.engine, { url: new URL(url + qs, s.url), body, json, text });
       fired++;
     }
   }
-  assert.ok(fired >= 11, `fired ${fired}`);
+  assert.equal(fired, Object.keys(V2_EXAMPLE_CHECKS).length, 'every check ran');
 });

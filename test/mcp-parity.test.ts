@@ -2,14 +2,15 @@
 // both. For each case the tool is called through a real MCP client over the
 // server's /mcp endpoint and the twin route over plain HTTP; the structured
 // result must equal the REST body (array bodies wrapped as {result}), the
-// text must be the same JSON, and errors must keep the REST code and message.
+// text must be the same JSON, and errors must keep the REST code, with the
+// message naming tools where REST names routes (the pairs are written in each case).
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { toolsetFor } from '../src/mcp/server.ts';
+import { SURFACES } from '../src/contract/capabilities.ts';
 import { startServer, type TestServer } from './fixture.ts';
 
 let s: TestServer;
@@ -21,6 +22,8 @@ interface Case {
   rest: { method: 'GET' | 'POST'; path: string; body?: unknown };
   /** Expected REST status when not 200. */
   status?: number;
+  /** For errors: what the REST message says → what the tool message says instead. */
+  words?: [string, string][];
 }
 
 let cases: Case[] = [];
@@ -42,14 +45,29 @@ before(async () => {
     { tool: 'get_stats', args: {}, rest: { method: 'GET', path: '/v3/stats' } },
     { tool: 'list_collections', args: {}, rest: { method: 'GET', path: '/v3/collections' } },
     { tool: 'get_collection', args: { collection_id: coll }, rest: { method: 'GET', path: `/v3/collections/${q(coll)}` } },
-    { tool: 'get_collection', args: { collection_id: `${coll}x` }, rest: { method: 'GET', path: `/v3/collections/${q(coll)}x` }, status: 404 },
+    {
+      tool: 'get_collection',
+      args: { collection_id: `${coll}x` },
+      rest: { method: 'GET', path: `/v3/collections/${q(coll)}x` },
+      status: 404,
+      words: [['GET /v3/collections lists', 'list_collections lists']],
+    },
     { tool: 'list_analysis_results', args: {}, rest: { method: 'GET', path: '/v3/analysis_results' } },
     { tool: 'list_attributes', args: {}, rest: { method: 'GET', path: '/v3/attributes' } },
     { tool: 'get_attribute_values', args: { attribute: 'Modality', limit: 3 }, rest: { method: 'GET', path: '/v3/attributes/Modality/values?limit=3' } },
-    { tool: 'get_attribute_values', args: { attribute: 'Modalty', limit: 3 }, rest: { method: 'GET', path: '/v3/attributes/Modalty/values?limit=3' }, status: 400 },
+    {
+      tool: 'get_attribute_values',
+      args: { attribute: 'Modalty', limit: 3 },
+      rest: { method: 'GET', path: '/v3/attributes/Modalty/values?limit=3' },
+      status: 400,
+      words: [
+        ['GET /v3/attributes lists', 'list_attributes lists'],
+        ['GET /v3/tables/index lists', 'get_table_schema {"table":"index"} lists'],
+      ],
+    },
     { tool: 'list_tables', args: {}, rest: { method: 'GET', path: '/v3/tables' } },
     { tool: 'get_table_schema', args: { table: 'seg_index' }, rest: { method: 'GET', path: '/v3/tables/seg_index' } },
-    { tool: 'get_table_schema', args: { table: 'indx' }, rest: { method: 'GET', path: '/v3/tables/indx' }, status: 404 },
+    { tool: 'get_table_schema', args: { table: 'indx' }, rest: { method: 'GET', path: '/v3/tables/indx' }, status: 404, words: [] },
     { tool: 'list_clinical_tables', args: {}, rest: { method: 'GET', path: '/v3/clinical/tables' } },
     { tool: 'list_clinical_tables', args: { collection_id: coll }, rest: { method: 'GET', path: `/v3/clinical/tables?collection_id=${q(coll)}` } },
     { tool: 'get_clinical_table_schema', args: { table: clinical }, rest: { method: 'GET', path: `/v3/clinical/tables/${q(clinical)}` } },
@@ -57,7 +75,16 @@ before(async () => {
     { tool: 'get_cohort_counts', args: filter, rest: { method: 'POST', path: '/v3/cohort/counts', body: filter } },
     { tool: 'get_cohort_counts', args: ranged, rest: { method: 'POST', path: '/v3/cohort/counts', body: ranged } },
     { tool: 'get_cohort_counts', args: { terms: { Modality: ['ct'] } }, rest: { method: 'POST', path: '/v3/cohort/counts', body: { terms: { Modality: ['ct'] } } } },
-    { tool: 'get_cohort_counts', args: { terms: { Modalty: ['CT'] } }, rest: { method: 'POST', path: '/v3/cohort/counts', body: { terms: { Modalty: ['CT'] } } }, status: 400 },
+    {
+      tool: 'get_cohort_counts',
+      args: { terms: { Modalty: ['CT'] } },
+      rest: { method: 'POST', path: '/v3/cohort/counts', body: { terms: { Modalty: ['CT'] } } },
+      status: 400,
+      words: [
+        ['GET /v3/attributes lists', 'list_attributes lists'],
+        ['filtered with POST /v3/sql.', 'filtered with run_sql.'],
+      ],
+    },
     {
       tool: 'build_cohort',
       args: { ...filter, page: 1, page_size: 3 },
@@ -68,15 +95,27 @@ before(async () => {
       args: { ...ranged, include_rows: false },
       rest: { method: 'POST', path: '/v3/cohort/manifest', body: { filters: ranged, include_rows: false, page_size: 10 } },
     },
-    { tool: 'build_cohort', args: {}, rest: { method: 'POST', path: '/v3/cohort/manifest', body: {} }, status: 400 },
+    {
+      tool: 'build_cohort',
+      args: {},
+      rest: { method: 'POST', path: '/v3/cohort/manifest', body: {} },
+      status: 400,
+      words: [['use POST /v3/cohort/counts with {}', 'use get_cohort_counts with {}']],
+    },
     {
       tool: 'run_sql',
       args: { sql: 'SELECT Modality, count(*) AS n FROM index GROUP BY 1 ORDER BY n DESC, Modality', max_rows: 2 },
       rest: { method: 'POST', path: '/v3/sql', body: { sql: 'SELECT Modality, count(*) AS n FROM index GROUP BY 1 ORDER BY n DESC, Modality', max_rows: 2 } },
     },
-    { tool: 'run_sql', args: { sql: 'SELECT count(*) FROM indx' }, rest: { method: 'POST', path: '/v3/sql', body: { sql: 'SELECT count(*) FROM indx' } }, status: 400 },
-    { tool: 'run_sql', args: { sql: 'DELETE FROM index' }, rest: { method: 'POST', path: '/v3/sql', body: { sql: 'DELETE FROM index' } }, status: 400 },
-    { tool: 'run_sql', args: { sql: 'SELECT 1', maxrows: 3 }, rest: { method: 'POST', path: '/v3/sql', body: { sql: 'SELECT 1', maxrows: 3 } }, status: 422 },
+    { tool: 'run_sql', args: { sql: 'SELECT count(*) FROM indx' }, rest: { method: 'POST', path: '/v3/sql', body: { sql: 'SELECT count(*) FROM indx' } }, status: 400, words: [] },
+    { tool: 'run_sql', args: { sql: 'DELETE FROM index' }, rest: { method: 'POST', path: '/v3/sql', body: { sql: 'DELETE FROM index' } }, status: 400, words: [] },
+    {
+      tool: 'run_sql',
+      args: { sql: 'SELECT 1', maxrows: 3 },
+      rest: { method: 'POST', path: '/v3/sql', body: { sql: 'SELECT 1', maxrows: 3 } },
+      status: 422,
+      words: [['"maxrows" in body;', '"maxrows" in arguments;']],
+    },
     {
       tool: 'get_viewer_url',
       args: { series_instance_uid: ser.SeriesInstanceUID },
@@ -87,13 +126,13 @@ before(async () => {
       args: { study_instance_uid: ser.StudyInstanceUID, viewer: 'ohif_v2' },
       rest: { method: 'GET', path: `/v3/viewer-url?study_instance_uid=${q(String(ser.StudyInstanceUID))}&viewer=ohif_v2` },
     },
-    { tool: 'get_viewer_url', args: {}, rest: { method: 'GET', path: '/v3/viewer-url' }, status: 400 },
+    { tool: 'get_viewer_url', args: {}, rest: { method: 'GET', path: '/v3/viewer-url' }, status: 400, words: [] },
     {
       tool: 'get_citations',
       args: { ...filter, citation_format: 'bibtex' },
       rest: { method: 'POST', path: '/v3/citations', body: { filters: filter, citation_format: 'bibtex' } },
     },
-    { tool: 'get_citations', args: { citation_format: 'mla' }, rest: { method: 'POST', path: '/v3/citations', body: { citation_format: 'mla' } }, status: 400 },
+    { tool: 'get_citations', args: { citation_format: 'mla' }, rest: { method: 'POST', path: '/v3/citations', body: { citation_format: 'mla' } }, status: 400, words: [] },
     { tool: 'get_licenses', args: ranged, rest: { method: 'POST', path: '/v3/licenses', body: ranged } },
   ];
 });
@@ -118,15 +157,21 @@ function text(r: CallToolResult): string {
   return (t as { text: string }).text;
 }
 
-test('every tool listed by the server has a parity case, and every case names a listed tool', async () => {
+test('every capability with a tool in the catalog is listed by the server and has a parity case on its route', async () => {
   const listed = (await client.listTools()).tools.map((t) => t.name).sort();
-  const covered = [...new Set(cases.map((c) => c.tool))].sort();
-  assert.deepEqual(covered, listed.filter((n) => n !== 'get_cohort_urls'));
-  assert.ok(listed.includes('get_cohort_urls'), 'get_cohort_urls has its own parity test against manifest.txt');
+  const withTool = Object.values(SURFACES).filter((v) => v.tool !== null);
+  assert.deepEqual(withTool.map((v) => v.tool).sort(), listed);
+  for (const v of withTool) {
+    if (v.tool === 'get_cohort_urls') continue; // its own parity test below, against manifest.txt
+    const own = cases.filter((c) => c.tool === v.tool);
+    assert.ok(own.length > 0, `${v.tool} has a parity case`);
+    const route = new RegExp(`^${v.rest.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[a-z_]+\}/g, '[^/?]+')}(\\?|$)`);
+    for (const c of own) assert.ok(c.rest.method === v.rest.method && route.test(c.rest.path), `${v.tool}: ${c.rest.method} ${c.rest.path} is ${v.rest.method} ${v.rest.path}`);
+  }
+  for (const v of Object.values(SURFACES).filter((x) => x.tool === null)) assert.ok((v.restOnly ?? '').length > 20, `${v.rest.path} says why it has no tool`);
 });
 
 test('each tool returns the REST body of its route, as structured content and as text', async () => {
-  const translate = (m: string) => toolsetFor(s.ctx).translate(m);
   for (const c of cases) {
     const label = `${c.tool} ${JSON.stringify(c.args)}`;
     const [r, t] = await Promise.all([rest(c), call(c.tool, c.args)]);
@@ -136,12 +181,20 @@ test('each tool returns the REST body of its route, as structured content and as
       assert.deepEqual(t.structuredContent, Array.isArray(r.body) ? { result: r.body } : r.body, label);
       assert.deepEqual(JSON.parse(text(t)), r.body, label);
     } else {
-      const e = (r.body as { error: { code: string; message: string } }).error;
+      type Envelope = { error: { code: string; message: string; suggestions?: string[]; see?: unknown[] } };
+      const e = (r.body as Envelope).error;
       assert.equal(t.isError, true, label);
-      const te = (t.structuredContent as { error: { code: string; message: string } }).error;
+      const te = (t.structuredContent as Envelope).error;
       assert.equal(te.code, e.code, label);
-      // Same message, with REST routes named as the tools that do the same and the arguments in place of the body.
-      assert.equal(te.message, translate(e.message).replace(/ in (body|querystring)\b/, ' in arguments'), label);
+      // The same message, with the words of the case swapped: each REST phrase must be there, and its tool phrase instead.
+      let expected = e.message;
+      for (const [restWords, toolWords] of c.words ?? []) {
+        assert.ok(expected.includes(restWords), `${label}: REST message ${JSON.stringify(e.message)} says ${JSON.stringify(restWords)}`);
+        expected = expected.replace(restWords, toolWords);
+      }
+      assert.equal(te.message, expected, label);
+      assert.doesNotMatch(te.message, /\/v3\//, `${label}: a tool message names no route`);
+      assert.deepEqual([te.suggestions, te.see], [e.suggestions, e.see], `${label}: same suggestions and references`);
       assert.deepEqual(JSON.parse(text(t)), t.structuredContent, label);
     }
   }

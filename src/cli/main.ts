@@ -1,13 +1,16 @@
 // The `idqs` command line: serve the API (the synthetic default or a real
 // release), fetch real releases, generate and build datasets, and run
-// read-only SQL locally through the same guard as the API.
+// read-only SQL locally through the same service and guard as the API.
+// A composition root: it may load every adapter, each only when its command runs.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.ts';
 import { IdqsError } from '../core/errors.ts';
+import { applyLimit, restLimits } from '../contract/limits.ts';
 import { registerDownload } from '../download/command.ts';
+import { reportCoreError } from './errors.ts';
 import { fetchReporter } from './fetch-progress.ts';
 import { progressReporter } from './progress.ts';
 
@@ -23,7 +26,8 @@ const release = () => import('../core/release/fetch.ts');
 const releaseSources = () => import('../core/release/sources.ts');
 const openRelease = async (...a: Parameters<typeof import('../core/release/open.ts').openRelease>) => (await import('../core/release/open.ts')).openRelease(...a);
 const runMcpStdio = async (...a: Parameters<typeof import('./mcp.ts').runMcpStdio>) => (await import('./mcp.ts')).runMcpStdio(...a);
-const buildApp = async (...a: Parameters<typeof import('../http/app.ts').buildApp>) => (await import('../http/app.ts')).buildApp(...a);
+const buildServer = async (...a: Parameters<typeof import('../server.ts').buildServer>) => (await import('../server.ts')).buildServer(...a);
+const runSql = async (...a: Parameters<typeof import('../core/services/sql.ts').runSql>) => (await import('../core/services/sql.ts')).runSql(...a);
 const API_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 function positiveNumber(name: string) {
@@ -135,7 +139,7 @@ releaseOptions(serve, true)
     const cfg = loadConfig();
     const db = await resolveDb(cfg, o.db, o);
     const ctx = await createContext(cfg, db);
-    const app = await buildApp(ctx, { logger: { level: cfg.logLevel } });
+    const app = await buildServer(ctx, { logger: { level: cfg.logLevel } });
     const address = await app.listen({ port: o.port, host: o.host });
     process.stderr.write(`IDQS ${ctx.serverVersion} serving data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''} at ${address} (docs: ${address}/v3/docs)\n`);
     const stop = async () => {
@@ -254,17 +258,20 @@ data
 
 program
   .command('sql')
-  .description('Run one read-only SELECT/WITH statement locally through the same guard as the API')
+  .description('Run one read-only SELECT/WITH statement locally through the same service and guard as POST /v3/sql')
   .argument('<query>', 'the SQL statement')
   .option('--db <path>', 'database file (default: the default dataset)')
-  .option('--max-rows <n>', 'row cap', integer('max-rows'))
+  .option('--max-rows <n>', 'most rows to print (default IDQS_SQL_MAX_ROWS, 5000; values above IDQS_SQL_MAX_ROWS_CAP, 10000, are lowered to it)', integer('max-rows'))
   .addOption(new Option('--format <f>', 'output format').choices(['json', 'table', 'csv']).default('table'))
   .action(async (query: string, o: { db?: string; maxRows?: number; format: string }) => {
     const cfg = loadConfig();
+    const limits = restLimits(cfg);
+    // The row cap follows the API's rule: the same default and ceiling; 0 is refused by the service.
+    const maxRows = applyLimit('--max-rows', o.maxRows, limits.sqlRows);
+    if (maxRows.warning) process.stderr.write(`warning: ${maxRows.warning}\n`);
     const ctx = await createContext(cfg, await resolveDb(cfg, o.db));
     try {
-      const maxRows = Math.max(1, Math.min(o.maxRows ?? cfg.sqlMaxRows, cfg.sqlMaxRowsCap));
-      const r = await ctx.engine.callerSql(query, maxRows);
+      const r = await runSql(ctx, query, maxRows.value);
       if (o.format === 'json') process.stdout.write(JSON.stringify(r, null, 2) + '\n');
       else if (o.format === 'csv') {
         const esc = (v: unknown) => {
@@ -275,7 +282,7 @@ program
       } else {
         console.table(r.rows);
       }
-      if (r.truncated) process.stderr.write(`truncated at ${r.max_rows} rows; raise --max-rows (cap ${cfg.sqlMaxRowsCap}) or aggregate\n`);
+      if (r.truncated) process.stderr.write(`truncated at ${r.max_rows} rows; raise --max-rows (cap ${limits.sqlRows.cap}) or aggregate\n`);
     } finally {
       ctx.engine.close();
     }
@@ -284,7 +291,7 @@ program
 registerDownload(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
-  if (e instanceof IdqsError) process.stderr.write(`error (${e.code}): ${e.message}\n`);
-  else process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+  if (e instanceof IdqsError) process.exit(reportCoreError(e));
+  process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
   process.exit(1);
 });

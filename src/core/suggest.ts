@@ -1,4 +1,5 @@
-// "Did you mean" suggestions for names a caller got wrong.
+// "Did you mean" suggestions for names a caller got wrong, and the one way
+// they are written in messages.
 
 function distance(a: string, b: string): number {
   const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
@@ -32,9 +33,7 @@ export function suggest(name: string, candidates: Iterable<string>, max = 3): st
     .map(([c]) => c);
 }
 
-/** " Did you mean 'a' or 'b'?" or "" when nothing is close. */
-export function didYouMean(name: string, candidates: Iterable<string>): string {
-  const s = suggest(name, candidates);
-  if (s.length === 0) return '';
-  return ` Did you mean ${s.map((x) => `'${x}'`).join(' or ')}?`;
+/** " Did you mean 'a' or 'b'?" (with its leading space), or "" when there is nothing to suggest. */
+export function suggestionText(values: readonly string[]): string {
+  return values.length === 0 ? '' : ` Did you mean ${values.map((x) => `'${x}'`).join(' or ')}?`;
 }

@@ -8,14 +8,12 @@ import { existsSync, statSync } from 'node:fs';
 import { DEFAULT_LAYOUT } from './layout.ts';
 import { Reporter, type Mode } from './report.ts';
 import { runDownload, UsageError, type DownloadOptions } from './run.ts';
-import type { StoreKey } from './service.ts';
+import { STORE_ALIASES, type StoreKey } from '../core/rules/stores.ts';
 
 export const DEFAULT_API = 'http://127.0.0.1:8000';
 
-const SOURCES: Record<string, StoreKey> = { cloud1: 'cloud1', aws: 'cloud1', cloud2: 'cloud2', gcs: 'cloud2' };
-
 function source(v: string): StoreKey {
-  const k = SOURCES[v.trim().toLowerCase()];
+  const k = STORE_ALIASES.get(v.trim().toLowerCase());
   if (!k) throw new InvalidArgumentError('allowed: cloud1 (or aws), cloud2 (or gcs).');
   return k;
 }

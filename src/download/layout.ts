@@ -1,5 +1,8 @@
 // What to download and where it lands: manifest files (s3:// URLs or s5cmd
-// `cp` lines) and the folder layout template.
+// `cp` lines) and the folder layout template, whose values become folder
+// names by the service's own rule (src/core/rules/folder-name.ts).
+
+import { folderName } from '../core/rules/folder-name.ts';
 
 export interface SeriesTarget {
   /** The URL as written (for messages). */
@@ -104,19 +107,13 @@ export function parseLayout(template: string): Layout {
   return { template: t, vars, needsService: vars.some((v) => !URL_VARS.has(v)) };
 }
 
-/** A value made safe as one folder name (no separators, no leading dots, no control characters). */
-export function folderSafe(v: string | null | undefined): string {
-  const s = (v ?? '').replace(/^\.+/, '').replace(/[^A-Za-z0-9._-]/g, '_');
-  return s === '' ? '_' : s;
-}
-
 /** The relative folder of a series under the layout ("" for flat). */
 export function renderLayout(layout: Layout, vars: Partial<Record<LayoutVar, string>>): string {
   if (layout.template === '') return '';
   const names = [...LAYOUT_VARS].sort((a, b) => b.length - a.length);
   return layout.template.replace(/%\{([A-Za-z_]+)\}|%([A-Za-z_]+)/g, (whole, braced: string | undefined, bare: string | undefined) => {
-    if (braced) return folderSafe(vars[braced as LayoutVar]);
+    if (braced) return folderName(vars[braced as LayoutVar]);
     const name = names.find((n) => bare!.startsWith(n))!;
-    return folderSafe(vars[name]) + bare!.slice(name.length);
+    return folderName(vars[name]) + bare!.slice(name.length);
   });
 }

@@ -8,7 +8,8 @@ import { readFile, stat, mkdir } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DEFAULT_STORES } from '../core/data/manifest.ts';
-import { folderSafe, parseLayout, parseManifest, renderLayout, type Layout, type SeriesTarget } from './layout.ts';
+import { folderName } from '../core/rules/folder-name.ts';
+import { parseLayout, parseManifest, renderLayout, type Layout, type SeriesTarget } from './layout.ts';
 import { humanBytes, type Reporter, type Summary } from './report.ts';
 import { S3Client, type S3Object } from './s3.ts';
 import { ServiceClient, ServiceUnreachable, type Filters, type LicenseRow, type SeriesRow, type StoreKey, type StoreMeta } from './service.ts';
@@ -81,18 +82,6 @@ function licenseLine(licenses: LicenseRow[]): string {
     .join('; ');
 }
 
-function licensesOfRows(rows: SeriesRow[]): LicenseRow[] {
-  const m = new Map<string | null, LicenseRow>();
-  for (const r of rows) {
-    const k = r.license_short_name;
-    const l = m.get(k) ?? { license_short_name: k, series: 0, size_MB: 0, commercial_use_allowed: k === null ? null : /\bNC\b/.test(k) ? false : null };
-    l.series++;
-    l.size_MB += r.series_size_MB ?? 0;
-    m.set(k, l);
-  }
-  return [...m.values()].sort((a, b) => b.series - a.series);
-}
-
 function varsOf(r: SeriesRow, bucket: string): SeriesTarget['vars'] {
   return {
     collection_id: r.collection_id,
@@ -139,10 +128,13 @@ async function resolveManifest(o: DownloadOptions, layout: Layout, api: ServiceC
   // The service knows each series' folders, licenses and the stores' endpoints; without it the
   // files go to <crdc_series_uuid>/ folders and the endpoint is the public default (or --endpoint).
   let rows: SeriesRow[] = [];
+  let licenses: LicenseRow[] = [];
   let stores: Resolved['stores'] = null;
   try {
-    rows = await api.seriesByUuid(targets.map((t) => t.vars!.crdc_series_uuid!));
-    if (rows.length > 0) stores = (await api.cohort({ terms: { SeriesInstanceUID: [rows[0]!.SeriesInstanceUID] } })).stores;
+    const found = await api.lookupSeries(targets.map((t) => t.vars!.crdc_series_uuid!));
+    rows = found.series;
+    licenses = found.licenses;
+    if (rows.length > 0) stores = found.stores;
   } catch (e) {
     if (!(e instanceof ServiceUnreachable)) throw e;
     if (layout.needsService) rep.warn(`${e.message}; without it the layout cannot be filled: files go to ${join(o.out, '<crdc_series_uuid>')}/`);
@@ -166,7 +158,7 @@ async function resolveManifest(o: DownloadOptions, layout: Layout, api: ServiceC
     targets,
     stores,
     indexBytes: rows.length > 0 && unknown === 0 ? Math.round(known.reduce((s, t) => s + (t.sizeMB ?? 0), 0) * 1e6) : null,
-    licenses: rows.length > 0 ? licensesOfRows(rows) : null,
+    licenses: rows.length > 0 ? licenses : null,
   };
 }
 
@@ -275,7 +267,7 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
       const known = t.vars?.collection_id !== undefined;
       const folder = renderLayout(needsFallback && !known ? fallback : layout, t.vars ?? {});
       for (const obj of objects) {
-        const rel = (t.prefix.endsWith('/') ? obj.key.slice(t.prefix.length) : basename(obj.key)).split('/').map(folderSafe).join('/');
+        const rel = (t.prefix.endsWith('/') ? obj.key.slice(t.prefix.length) : basename(obj.key)).split('/').map(folderName).join('/');
         const dest = join(out, folder, rel);
         if (seen.has(dest)) {
           summary.failed++;

@@ -1,43 +1,26 @@
 // The downloader's client of a running IDQS service: it resolves a cohort to
-// series (pages of POST /v3/cohort/manifest), reads the stores' endpoints and
-// bucket names from that payload, the license breakdown (POST /v3/licenses),
-// and the layout metadata of a manifest's series (POST /v3/sql on index).
-// Only HTTP: the downloader never opens the database.
+// series (pages of the cohort manifest route), reads the stores' endpoints
+// and bucket names from that payload, the license breakdown (the licenses
+// route), and the rows, licenses and stores of a manifest's series (the
+// series look-up route). Only HTTP: the downloader never opens the database;
+// its wire types are those of the routes' own schemas (src/contract).
 
-export type StoreKey = 'cloud1' | 'cloud2';
+import { isSeriesUuid } from '../core/rules/series-folder.ts';
+import type { StoreKey } from '../core/rules/stores.ts';
+import { SURFACES } from '../contract/capabilities.ts';
+import { SERIES_LOOKUP_MAX, type LicenseItemWire, type ManifestRowWire, type SeriesLookupWire, type StoreWire } from '../contract/cohort-schemas.ts';
+import type { FilterBody } from '../contract/filter-schema.ts';
+import { applyLimit } from '../contract/limits.ts';
 
-export interface StoreMeta {
-  name: string;
-  endpoint: string;
-  bucket_map: Record<string, string>;
-}
-
-export interface SeriesRow {
-  collection_id: string;
-  PatientID: string;
-  StudyInstanceUID: string;
-  SeriesInstanceUID: string;
-  Modality: string | null;
-  aws_bucket: string | null;
-  crdc_series_uuid: string | null;
-  series_size_MB: number | null;
-  license_short_name: string | null;
-}
-
-export interface LicenseRow {
-  license_short_name: string | null;
-  series: number;
-  size_MB: number;
-  commercial_use_allowed: boolean | null;
-}
-
-export interface Filters {
-  terms?: Record<string, string[]>;
-  ranges?: Record<string, { gte?: number | string; lte?: number | string }>;
-}
+export type { StoreKey };
+export type StoreMeta = StoreWire;
+export type SeriesRow = ManifestRowWire;
+export type LicenseRow = LicenseItemWire;
+export type Filters = FilterBody;
 
 export class ServiceUnreachable extends Error {}
 
+/** Series asked per manifest page: the service lowers it to its own ceiling and pages follow the size it applied. */
 const PAGE_SIZE = 5000;
 const TIMEOUT_MS = 60_000;
 
@@ -85,12 +68,15 @@ export class ServiceClient {
     for (let page = 0; ; page++) {
       const r = await this.post<{
         series: SeriesRow[];
+        page_size: number;
         has_more: boolean;
         counts: { size_MB: number };
         download: { stores?: Record<StoreKey, StoreMeta> };
         warnings: string[];
-      }>('/v3/cohort/manifest', { filters, page, page_size: PAGE_SIZE });
-      for (const w of r.warnings) if (!/^page_size/.test(w)) warnings.add(w);
+      }>(SURFACES.build_cohort.rest.path, { filters, page, page_size: PAGE_SIZE });
+      // The service's own warning of the page size it lowered says nothing about the cohort.
+      const lowered = applyLimit('page_size', PAGE_SIZE, { default: PAGE_SIZE, cap: r.page_size }).warning;
+      for (const w of r.warnings) if (w !== lowered) warnings.add(w);
       if (page === 0) {
         stores = r.download.stores;
         size = r.counts.size_MB;
@@ -103,22 +89,35 @@ export class ServiceClient {
   }
 
   async licenses(filters: Filters): Promise<LicenseRow[]> {
-    return (await this.post<{ licenses: LicenseRow[] }>('/v3/licenses', { filters })).licenses;
+    return (await this.post<{ licenses: LicenseRow[] }>(SURFACES.get_licenses.rest.path, { filters })).licenses;
   }
 
-  /** Index rows of series given by crdc_series_uuid (unknown or malformed UUIDs are simply absent). */
-  async seriesByUuid(uuids: string[]): Promise<SeriesRow[]> {
-    const valid = [...new Set(uuids.filter((u) => /^[0-9a-fA-F-]{36}$/.test(u)))];
-    const out: SeriesRow[] = [];
-    for (let i = 0; i < valid.length; i += 1000) {
-      const chunk = valid.slice(i, i + 1000);
-      // Values are checked to be UUIDs above, so they are safe as SQL literals.
-      const sql =
-        `SELECT collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, Modality, aws_bucket, crdc_series_uuid, series_size_MB, license_short_name ` +
-        `FROM index WHERE crdc_series_uuid IN (${chunk.map((u) => `'${u}'`).join(', ')})`;
-      const r = await this.post<{ rows: SeriesRow[] }>('/v3/sql', { sql, max_rows: chunk.length });
-      out.push(...r.rows);
+  /**
+   * The series of the given folders (crdc_series_uuid), their licenses and the
+   * stores, in as many requests as the route's limit needs. Malformed UUIDs
+   * are not asked for: no series has them.
+   */
+  async lookupSeries(uuids: string[]): Promise<{ series: SeriesRow[]; missing: string[]; licenses: LicenseRow[]; stores: Record<StoreKey, StoreMeta> | null }> {
+    const asked = [...new Set(uuids)];
+    const valid = asked.filter(isSeriesUuid);
+    const out = { series: [] as SeriesRow[], missing: asked.filter((u) => !valid.includes(u)), licenses: [] as LicenseRow[], stores: null as Record<StoreKey, StoreMeta> | null };
+    const byLicense = new Map<string | null, LicenseRow>();
+    for (let i = 0; i < valid.length; i += SERIES_LOOKUP_MAX) {
+      const r = await this.post<SeriesLookupWire>(SURFACES.lookup_series.rest.path, { crdc_series_uuid: valid.slice(i, i + SERIES_LOOKUP_MAX) });
+      out.series.push(...r.series);
+      out.missing.push(...r.missing);
+      out.stores ??= r.stores as Record<StoreKey, StoreMeta>;
+      // Breakdowns of several requests add up; what each license allows is the service's verdict.
+      for (const l of r.licenses) {
+        const sum = byLicense.get(l.license_short_name);
+        if (sum) {
+          sum.series += l.series;
+          sum.size_MB += l.size_MB;
+          sum.size_TB += l.size_TB;
+        } else byLicense.set(l.license_short_name, { ...l });
+      }
     }
+    out.licenses = [...byLicense.values()].sort((a, b) => b.series - a.series);
     return out;
   }
 }

@@ -1,20 +1,23 @@
 // The HTTP adapter: a Fastify app over the core services. Cross-cutting
 // behaviour lives here (errors, CORS, compression, caching validators,
-// security headers, one log line per request); routes live in ./v3.
+// security headers, one log line per request); routes live in ./v3 and ./v2.
+// Other adapters served on the same port (the agent tools at /mcp) are
+// mounted by the composition root (src/server.ts) through `extensions`.
 
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import compress from '@fastify/compress';
+import cors from '@fastify/cors';
 import { keepSchemaIds } from './openapi.ts';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { pino, type Logger } from 'pino';
 import type { AppContext } from '../core/context.ts';
 import { IdqsError } from '../core/errors.ts';
+import { AJV_OPTIONS } from '../contract/validation.ts';
+import { ErrorBody } from '../contract/error-envelope.ts';
 import { v3Routes } from './v3/index.ts';
 import { metaRoutes } from './v3/meta.ts';
-import { mcpHttp } from '../mcp/http.ts';
-import { validationMessage } from './validation.ts';
-import { ErrorBody } from './v3/schemas.ts';
+import { sendCoreError, sendError, validationMessage } from './errors.ts';
 import { v2Plugin } from './v2/index.ts';
 
 declare module 'fastify' {
@@ -33,31 +36,13 @@ declare module 'fastify' {
 
 const EXPOSED_HEADERS = ['ETag', 'X-Total-Count', 'X-Returned-Count', 'X-Truncated', 'X-Manifest-Limit', 'X-Filter-Warnings'].join(', ');
 
+/** A plugin served by the same app (registered last, at the root), given the request logger. */
+export type Extension = (app: FastifyInstance, log: Logger | null) => Promise<void>;
+
 export interface AppOptions {
   /** pino options (level, stream) for the request log; omitted = no logging. */
   logger?: { level?: string; stream?: NodeJS.WritableStream };
-}
-
-/** Errors must not be cached as the resource they were asked for. */
-function noStore(reply: FastifyReply): void {
-  reply.removeHeader('ETag');
-  reply.header('Cache-Control', 'no-store');
-}
-
-export function errorBody(code: string, message: string) {
-  return { error: { code, message } };
-}
-
-/** Messages /v2 answers with in place of ours, where its clients expect the earlier interface's words. */
-const V2_MESSAGES: Record<string, string> = {
-  invalid_json: 'The browser (or proxy) sent a request that this server could not understand.',
-  not_found: 'Method does not exist.',
-};
-
-/** The error envelope of the interface a request is for: /v2 mirrors the status in {code, message}. */
-function envelope(req: FastifyRequest, status: number, code: string, message: string) {
-  if (req.url.startsWith('/v2/') || req.url === '/v2') return { code: status, message: V2_MESSAGES[code] ?? message };
-  return errorBody(code, message);
+  extensions?: Extension[];
 }
 
 export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<FastifyInstance> {
@@ -69,7 +54,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: ctx.config.bodyLimit,
     exposeHeadRoutes: true,
-    ajv: { customOptions: { removeAdditional: false, allErrors: false, verbose: true, coerceTypes: 'array', useDefaults: true } },
+    ajv: { customOptions: { ...AJV_OPTIONS } },
     routerOptions: { ignoreTrailingSlash: true },
   });
   app.decorate('ctx', ctx);
@@ -93,13 +78,20 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   };
   if (ctx.config.hstsMaxAge > 0) common['Strict-Transport-Security'] = `max-age=${ctx.config.hstsMaxAge}; includeSubDomains`;
   const framed = { ...common, 'X-Frame-Options': 'DENY', 'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'" };
-  const corsHeaders = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': EXPOSED_HEADERS };
   const cacheHeaders = { ETag: ctx.etag, 'Cache-Control': 'public, max-age=3600' };
+
+  // CORS for any origin, without credentials (the data is public); any route may be called with a JSON body.
+  // Its hook runs first, so a 304 from the hook below carries the CORS headers too.
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: 600,
+    strictPreflight: false,
+  });
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.headers(req.url.startsWith('/v3/docs') || req.url.startsWith('/v2/swagger') ? common : framed);
-    // CORS for any origin, without credentials: the data is public.
-    if (req.headers.origin !== undefined) reply.headers(corsHeaders);
     if (req.method === 'POST') {
       reply.header('Cache-Control', 'no-store');
     } else if (req.routeOptions.config?.cacheable) {
@@ -115,18 +107,6 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     done();
   });
 
-  // Preflight: any origin may call any route with a JSON body.
-  app.options('*', { schema: { hide: true } }, (req, reply) => {
-    reply
-      .headers({
-        'Access-Control-Allow-Methods': 'GET, HEAD, POST, OPTIONS',
-        'Access-Control-Allow-Headers': String(req.headers['access-control-request-headers'] ?? 'content-type'),
-        'Access-Control-Max-Age': '600',
-        Vary: 'Access-Control-Request-Headers',
-      })
-      .code(204)
-      .send();
-  });
 
   const log: Logger | null = opts.logger
     ? opts.logger.stream
@@ -151,40 +131,34 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
 
 
   app.setErrorHandler((err: FastifyError | IdqsError | Error, req, reply) => {
-    noStore(reply);
-    if (err instanceof IdqsError) return reply.code(err.status).send(envelope(req, err.status, err.code, err.message));
+    if (err instanceof IdqsError) return sendCoreError(req, reply, err);
     const fe = err as FastifyError;
-    if (fe.validation) {
-      return reply.code(422).send(envelope(req, 422, 'invalid_request', validationMessage(fe, req)));
-    }
+    if (fe.validation) return sendError(req, reply, 422, 'invalid_request', validationMessage(fe));
     switch (fe.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return reply.code(413).send(envelope(req, 413, 'payload_too_large', `Request body exceeds the ${ctx.config.bodyLimit}-byte limit.`));
+        return sendError(req, reply, 413, 'payload_too_large', `Request body exceeds the ${ctx.config.bodyLimit}-byte limit.`);
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return reply.code(415).send(envelope(req, 415, 'unsupported_media_type', `Unsupported content-type ${JSON.stringify(req.headers['content-type'] ?? '')}; send application/json.`));
+        return sendError(req, reply, 415, 'unsupported_media_type', `Unsupported content-type ${JSON.stringify(req.headers['content-type'] ?? '')}; send application/json.`);
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return reply.code(400).send(envelope(req, 400, 'invalid_json', 'The request body is empty; send a JSON object (at least {}).'));
+        return sendError(req, reply, 400, 'invalid_json', 'The request body is empty; send a JSON object (at least {}).');
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return reply.code(400).send(envelope(req, 400, 'invalid_json', `The request body is not valid JSON: ${fe.message}`));
+        return sendError(req, reply, 400, 'invalid_json', `The request body is not valid JSON: ${fe.message}`);
     }
-    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-      return reply.code(fe.statusCode).send(envelope(req, fe.statusCode, 'bad_request', fe.message));
-    }
+    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return sendError(req, reply, fe.statusCode, 'bad_request', fe.message);
     log?.error({ err, method: req.method, path: req.url.split('?')[0] }, 'unhandled error');
-    return reply.code(500).send(envelope(req, 500, 'internal_error', 'Internal error while handling the request; it has been logged.'));
+    return sendError(req, reply, 500, 'internal_error', 'Internal error while handling the request; it has been logged.');
   });
 
   app.setNotFoundHandler((req, reply) => {
-    noStore(reply);
     const path = req.url.split('?')[0]!;
     const allowed = [...new Set(routes.filter((r) => r.re.test(path)).flatMap((r) => r.method))];
     if (allowed.length > 0 && !allowed.includes(req.method)) {
       reply.header('Allow', [...allowed, 'OPTIONS'].join(', '));
       const use = allowed.filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
-      return reply.code(405).send(envelope(req, 405, 'method_not_allowed', `${req.method} is not allowed on ${path}; use ${use.join(' or ')}.`));
+      return sendError(req, reply, 405, 'method_not_allowed', `${req.method} is not allowed on ${path}; use ${use.join(' or ')}.`);
     }
-    return reply.code(404).send(envelope(req, 404, 'not_found', `No route ${req.method} ${path}. The API lives under /v3; see /v3/docs.`));
+    return sendError(req, reply, 404, 'not_found', `No route ${req.method} ${path}. The API lives under /v3; see /v3/docs.`);
   });
 
   app.get('/', { schema: { hide: true } }, (_req, reply) => reply.redirect('/v3/docs', 307));
@@ -223,11 +197,6 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     });
   });
   await app.register(v2Plugin);
-  await app.register(mcpHttp, { log }); // agent tools (MCP) at /mcp
+  for (const extension of opts.extensions ?? []) await extension(app, log);
   return app;
 }
-
-/** What a log line keeps of caller SQL (shared with the agent tools). */
-export { sqlLogValue } from '../core/sql-log.ts';
-
-export type { FastifyReply, FastifyRequest };

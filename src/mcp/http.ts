@@ -10,7 +10,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Logger } from 'pino';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { createMcpServer, toolsetFor } from './server.ts';
-import { publicBase } from '../http/public-base.ts';
+import { publicBase } from '../contract/public-base.ts';
 
 export interface McpHttpOptions {
   log?: Logger | null;
@@ -56,7 +56,7 @@ export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promi
   });
 
   app.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
-    const apiBase = publicBase(ctx, req);
+    const apiBase = publicBase(ctx.config, req);
     const server = createMcpServer(ctx, { apiBase, log: opts.log });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {

@@ -1,13 +1,10 @@
 // Limits of the agent tools: small defaults and hard caps suited to a
 // language model's context (a REST client streams; a model reads every row).
-// Each cap is also kept under the server's own REST ceiling.
+// Each cap is also kept under the server's own REST ceiling; values are
+// lowered with the contract's rule (src/contract/limits.ts).
 
-import type { AppContext } from '../core/context.ts';
-
-export interface Limit {
-  default: number;
-  cap: number;
-}
+import type { Config } from '../config.ts';
+import { restLimits, type Limit } from '../contract/limits.ts';
 
 export interface ToolLimits {
   /** get_attribute_values `limit`. */
@@ -22,25 +19,19 @@ export interface ToolLimits {
   urls: Limit;
 }
 
-function limit(def: number, cap: number, serverCap: number): Limit {
-  const c = Math.max(1, Math.min(cap, serverCap));
+/** An agent default and cap, neither above the REST cap. */
+function agent(def: number, cap: number, rest: Limit): Limit {
+  const c = Math.max(1, Math.min(cap, rest.cap));
   return { default: Math.min(def, c), cap: c };
 }
 
-export function toolLimits(ctx: AppContext): ToolLimits {
-  const c = ctx.config;
+export function toolLimits(config: Config): ToolLimits {
+  const rest = restLimits(config);
   return {
-    values: limit(50, 500, c.valuesLimitCap),
-    sqlRows: limit(100, 1000, c.sqlMaxRowsCap),
-    clinicalRows: limit(50, 500, c.clinicalMaxRowsCap),
-    pageSize: limit(10, 100, c.maxPageSize),
-    urls: limit(100, 1000, c.manifestCap),
+    values: agent(50, 500, rest.values),
+    sqlRows: agent(100, 1000, rest.sqlRows),
+    clinicalRows: agent(50, 500, rest.clinicalRows),
+    pageSize: agent(10, 100, rest.pageSize),
+    urls: agent(100, 1000, rest.manifestLines),
   };
-}
-
-/** The value to apply: the default when absent, else at most the cap (reported through `clamped`). */
-export function applyLimit(requested: number | undefined, l: Limit): { value: number; clamped: boolean } {
-  if (requested === undefined) return { value: l.default, clamped: false };
-  if (requested > l.cap) return { value: l.cap, clamped: true };
-  return { value: requested, clamped: false };
 }

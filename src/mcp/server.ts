@@ -1,19 +1,23 @@
-// The MCP server over the core: the tools (one per /v3 capability, each a
-// thin call into the same service as its route), the resources (usage guide,
-// table list, table schemas) and the error mapping. A Toolset is built once
-// per AppContext (schemas compiled once); an McpServer is cheap to create,
-// so the stateless HTTP endpoint makes one per request.
+// The MCP server over the core: the tools (one per capability with a tool in
+// the catalog, each a thin call into the same service as its route), the
+// resources (usage guide, table list, table schemas) and the error mapping:
+// core errors become tool errors in the REST envelope, with what they point
+// to named as tools. A Toolset is built once per AppContext (schemas compiled
+// once); an McpServer is cheap to create, so the stateless HTTP endpoint
+// makes one per request.
 
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { Logger } from 'pino';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../core/context.ts';
-import { IdqsError } from '../core/errors.ts';
+import { IdqsError, invalidRequest } from '../core/errors.ts';
 import { sqlLogValue } from '../core/sql-log.ts';
-import { didYouMean } from '../core/suggest.ts';
+import { suggest, suggestionText } from '../core/suggest.ts';
 import { listTables, tableSchema } from '../core/services/tables.ts';
-import { ajvErrorMessage, type AjvError } from '../http/validation.ts';
+import { envelopeOf, errorEnvelope, type ErrorEnvelope } from '../contract/error-envelope.ts';
+import { AJV_OPTIONS, ajvErrorMessage, type AjvError } from '../contract/validation.ts';
+import { TOOL_WORDS } from '../contract/words.ts';
 import { GUIDE, INSTRUCTIONS } from './guide.ts';
 import { toolLimits, type ToolLimits } from './limits.ts';
 import { cohortTools } from './tools/cohort.ts';
@@ -38,45 +42,16 @@ interface Entry {
   listing: Tool;
 }
 
-/** The REST route a tool mirrors, as a pattern matching concrete paths, and the tool call it becomes in messages. */
-interface RouteRef {
-  re: RegExp;
-  params: string[];
-  tool: string;
-}
-
-function routeRefs(defs: ToolDef[]): RouteRef[] {
-  return [...defs]
-    .sort((a, b) => b.route.length - a.route.length)
-    .map((d) => {
-      const params: string[] = [];
-      const pattern = d.route
-        .split(/(\{[A-Za-z_]+\})/)
-        .map((part) => {
-          const m = /^\{([A-Za-z_]+)\}$/.exec(part);
-          if (m) {
-            params.push(m[1]!);
-            return `([^\\s/?]+)`;
-          }
-          return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-        })
-        .join('');
-      // A route mentioned without its parameters (e.g. "GET /v3/collections/{id}" as documentation) is left alone.
-      return { re: new RegExp(`${pattern}(?![\\w/{])`, 'g'), params, tool: d.name };
-    });
-}
-
 export class Toolset {
   readonly limits: ToolLimits;
   readonly defs: ToolDef[];
   private readonly entries = new Map<string, Entry>();
-  private readonly refs: RouteRef[];
 
   constructor(readonly ctx: AppContext) {
-    this.limits = toolLimits(ctx);
+    this.limits = toolLimits(ctx.config);
     this.defs = [...discoveryTools(this.limits), ...tableTools(this.limits), ...cohortTools(this.limits), ...sqlTools(this.limits), ...sideTools()];
-    // The options of the REST validator (src/http/app.ts), so that the same argument gets the same verdict and message.
-    const ajv = new Ajv({ removeAdditional: false, allErrors: false, verbose: true, coerceTypes: 'array', useDefaults: true, strict: false });
+    // The options of the REST validator, so that the same argument gets the same verdict and message.
+    const ajv = new Ajv({ ...AJV_OPTIONS, strict: false });
     for (const def of this.defs) {
       const schema = JSON.parse(JSON.stringify(def.input)) as Tool['inputSchema'];
       this.entries.set(def.name, {
@@ -91,30 +66,17 @@ export class Toolset {
         },
       });
     }
-    this.refs = routeRefs(this.defs);
   }
 
   list(): Tool[] {
     return [...this.entries.values()].map((e) => e.listing);
   }
 
-  /** A message of the core, with references to REST routes rewritten as the tool calls that do the same. */
-  translate(message: string): string {
-    let out = message;
-    for (const r of this.refs) {
-      out = out.replace(r.re, (...m: string[]) => {
-        const args = Object.fromEntries(r.params.map((p, i) => [p, decodeURIComponent(m[i + 1]!)]));
-        return r.params.length > 0 ? `${r.tool} ${JSON.stringify(args)}` : r.tool;
-      });
-    }
-    return out;
-  }
-
   /** Run a tool: validate the arguments, call the service, shape the result or the error. */
   async call(name: string, rawArgs: Record<string, unknown> | undefined, opts: McpServerOptions): Promise<CallToolResult> {
     const entry = this.entries.get(name);
     if (!entry) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name)}.${didYouMean(name, this.entries.keys())} tools/list lists the tools.`);
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name)}.${suggestionText(suggest(name, this.entries.keys()))} tools/list lists the tools.`);
     }
     const started = performance.now();
     const audit: Record<string, unknown> = { tool: name };
@@ -124,7 +86,7 @@ export class Toolset {
       // Models often send null for an argument they mean to omit.
       const args = Object.fromEntries(Object.entries(rawArgs ?? {}).filter(([, v]) => v !== null && v !== undefined));
       if (!entry.validate(args)) {
-        throw new IdqsError('invalid_request', 422, ajvErrorMessage((entry.validate.errors ?? []) as AjvError[], 'arguments') ?? 'Invalid arguments.');
+        throw invalidRequest(ajvErrorMessage((entry.validate.errors ?? []) as AjvError[], 'arguments') ?? 'Invalid arguments.');
       }
       const env: ToolEnv = { ctx: this.ctx, limits: this.limits, apiBase: opts.apiBase };
       const body = await entry.def.run(args, env);
@@ -135,11 +97,11 @@ export class Toolset {
       if (typeof b?.truncated === 'boolean') audit.truncated = b.truncated;
     } catch (e) {
       if (e instanceof IdqsError) {
-        result = failure(e.code, this.translate(e.message));
+        result = failure(envelopeOf(e, TOOL_WORDS));
         audit.error = e.code;
       } else {
         opts.log?.error({ err: e, tool: name }, 'unhandled error in tool');
-        result = failure('internal_error', 'Internal error while handling the request; it has been logged.');
+        result = failure(errorEnvelope('internal_error', 'Internal error while handling the request; it has been logged.'));
         audit.error = 'internal_error';
       }
       audit.outcome = 'error';
@@ -156,10 +118,9 @@ function success(body: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: structured };
 }
 
-/** The REST error envelope, as structured content and as text. */
-function failure(code: string, message: string): CallToolResult {
-  const envelope = { error: { code, message } };
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(envelope) }], structuredContent: envelope };
+/** The REST error envelope (in tool words), as structured content and as text. */
+function failure(envelope: ErrorEnvelope): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(envelope) }], structuredContent: envelope as unknown as Record<string, unknown> };
 }
 
 const toolsets = new WeakMap<AppContext, Toolset>();
@@ -217,7 +178,7 @@ export function createMcpServer(ctx: AppContext, opts: McpServerOptions): McpSer
       try {
         return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(tableSchema(ctx, table), null, 2) }] };
       } catch (e) {
-        if (e instanceof IdqsError) throw new McpError(ErrorCode.InvalidParams, toolset.translate(e.message), { code: e.code });
+        if (e instanceof IdqsError) throw new McpError(ErrorCode.InvalidParams, e.text(TOOL_WORDS), { code: e.code });
         throw e;
       }
     },

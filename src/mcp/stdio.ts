@@ -4,13 +4,13 @@
 import type { Logger } from 'pino';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { AppContext } from '../core/context.ts';
+import { publicBase } from '../contract/public-base.ts';
 import { createMcpServer } from './server.ts';
 
 /** Serve until the client closes stdin. */
 export async function serveStdio(ctx: AppContext, log: Logger | null): Promise<void> {
-  const { publicUrl, host, port } = ctx.config;
-  // Download commands call the HTTP API: the configured public URL, else where `idqs serve` listens by default.
-  const server = createMcpServer(ctx, { apiBase: publicUrl ?? `http://${host}:${port}`, log });
+  // Download commands call the HTTP API: the configured public URL, else where `idqs serve` listens.
+  const server = createMcpServer(ctx, { apiBase: publicBase(ctx.config), log });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = resolve;

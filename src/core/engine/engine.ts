@@ -5,7 +5,7 @@
 // connections, so a hostile query cannot starve counts or manifests.
 
 import { DuckDBInstance, StatementType, type DuckDBConnection, type DuckDBDataChunk, type DuckDBValue } from '@duckdb/node-api';
-import { IdqsError, busy, invalidQuery, queryTimeout } from '../errors.ts';
+import { IdqsError, busy, invalidQuery, msg, queryTimeout, setting } from '../errors.ts';
 import { ConnectionPool } from './pool.ts';
 import { checkCallerSqlText, READ_ONLY_MESSAGE } from './guard.ts';
 import { jsonConverter, type JsonValue } from './json.ts';
@@ -66,6 +66,9 @@ function engineMessage(e: unknown): string {
 function isInterrupt(e: unknown): boolean {
   return e instanceof Error && /INTERRUPT|Interrupted/i.test(e.message);
 }
+
+/** What a busy answer tells clients to wait before retrying. */
+const BUSY_RETRY_SECONDS = 2;
 
 function formatSeconds(ms: number): string {
   return `${Number((ms / 1000).toFixed(3))}`;
@@ -150,9 +153,11 @@ export class Engine {
     checkCallerSqlText(sql);
     const started = Date.now();
     const timeoutError = () =>
-      queryTimeout(`Query exceeded the ${formatSeconds(timeoutMs)}s statement timeout and was cancelled. Narrow the query (filters, LIMIT, aggregation) and retry.`);
+      queryTimeout(
+        msg`Query exceeded the ${formatSeconds(timeoutMs)}s statement timeout (${setting('IDQS_SQL_TIMEOUT_MS')}) and was cancelled. Narrow the query (filters, LIMIT, aggregation) and retry.`,
+      );
     const conn = await this.caller.acquire(timeoutMs, {
-      onFull: () => busy('Too many SQL queries are running right now; retry in a few seconds.'),
+      onFull: () => busy(msg`Too many SQL queries are running right now (at most ${setting('IDQS_SQL_QUEUE')} may wait); retry in a few seconds.`, BUSY_RETRY_SECONDS),
       onTimeout: timeoutError,
     });
     let timedOut = false;

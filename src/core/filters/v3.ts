@@ -6,11 +6,11 @@
 // probably meant.
 
 import { memo, type AppContext } from '../context.ts';
-import { invalidQuery } from '../errors.ts';
+import { didYouMean, invalidQuery, msg, see } from '../errors.ts';
 import type { Param } from '../engine/engine.ts';
 import { ATTRIBUTES, ATTRIBUTE_BY_NAME, type AttributeDef } from '../registry/attributes.ts';
 import { qi } from '../registry/tables.ts';
-import { didYouMean } from '../suggest.ts';
+import { suggest } from '../suggest.ts';
 
 export interface RangeBound {
   gte?: number | string | null;
@@ -57,8 +57,9 @@ function unknownAttribute(name: string, kind: 'term' | 'range'): never {
   }
   const names = kind === 'term' ? TERM_NAMES : RANGE_NAMES;
   throw invalidQuery(
-    `Unknown ${kind} filter attribute '${name}'.${didYouMean(name, ATTRIBUTES.map((a) => a.name))} ` +
-      `Valid ${kind} attributes: ${names.join(', ')}. GET /v3/attributes lists them; anything else can be filtered with POST /v3/sql.`,
+    msg`Unknown ${kind} filter attribute '${name}'.${didYouMean(suggest(name, ATTRIBUTES.map((a) => a.name)))} Valid ${kind} attributes: ${names.join(', ')}. ${see(
+      'list_attributes',
+    )} lists them; anything else can be filtered with ${see('run_sql')}.`,
   );
 }
 
@@ -125,7 +126,7 @@ export async function compileFilter(ctx: AppContext, f: FilterObject | undefined
     applied.terms[name] = values;
     for (const [v, same] of await caseMismatches(ctx, attr, values)) {
       warnings.push(
-        `No series has ${name} = '${v}': matching is case-sensitive. Use ${same.map((s) => `'${s}'`).join(' or ')} (see GET /v3/attributes/${name}/values).`,
+        `No series has ${name} = '${v}': matching is case-sensitive. Use ${same.map((s) => `'${s}'`).join(' or ')}, as listed by the values of ${name}.`,
       );
     }
   }

@@ -2,7 +2,7 @@
 // series counts) of any column of the series-level table `index`.
 
 import { memo, type AppContext } from '../context.ts';
-import { invalidQuery, invalidRequest } from '../errors.ts';
+import { didYouMean, field, invalidQuery, invalidRequest, msg, see } from '../errors.ts';
 import type { JsonValue } from '../engine/json.ts';
 import { ATTRIBUTES, ATTRIBUTE_BY_NAME, attributeColumn, type AttributeKind } from '../registry/attributes.ts';
 import { qi } from '../registry/tables.ts';
@@ -67,16 +67,15 @@ function indexColumns(ctx: AppContext): string[] {
 export async function attributeValues(ctx: AppContext, attribute: string, limit: number): Promise<AttributeValues> {
   const columns = indexColumns(ctx);
   if (!columns.includes(attribute)) {
-    const close = suggest(attribute, columns);
-    const hint = close.length > 0 ? ` Did you mean ${close.map((c) => `'${c}'`).join(' or ')}?` : '';
     throw invalidQuery(
-      `Unknown attribute '${attribute}': it is not a column of table index (names are case-sensitive).${hint} ` +
-        `GET /v3/attributes lists the filterable attributes; GET /v3/tables/index lists every column.`,
+      msg`Unknown attribute '${attribute}': it is not a column of table index (names are case-sensitive).${didYouMean(suggest(attribute, columns))} ${see(
+        'list_attributes',
+      )} lists the filterable attributes; ${see('get_table_schema', { table: 'index' })} lists every column.`,
     );
   }
   const cap = ctx.config.valuesLimitCap;
   if (!Number.isInteger(limit) || limit < 1 || limit > cap) {
-    throw invalidRequest(`limit must be an integer from 1 to ${cap}; got ${JSON.stringify(limit)}.`);
+    throw invalidRequest(msg`${field('limit')} must be an integer from 1 to ${cap}; got ${JSON.stringify(limit)}.`);
   }
   const top = await memo(ctx, `attribute-values:${attribute}`, async () => {
     const col = qi(attribute);

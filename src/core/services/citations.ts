@@ -8,7 +8,7 @@ import type { AppContext } from '../context.ts';
 import { memo } from '../context.ts';
 import { PLATFORM_CITATION } from '../data/bibliography.ts';
 import type { BibRecord } from '../data/manifest.ts';
-import { invalidQuery } from '../errors.ts';
+import { field, invalidQuery, msg } from '../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 
 export const CITATION_FORMATS = ['apa', 'bibtex', 'csl-json', 'ris'] as const;
@@ -70,7 +70,7 @@ export function parseCitationFormat(raw: string | null | undefined): CitationFor
   if (raw === undefined || raw === null) return DEFAULT_CITATION_FORMAT;
   const f = raw.trim().toLowerCase();
   if ((CITATION_FORMATS as readonly string[]).includes(f)) return f as CitationFormat;
-  throw invalidQuery(`Unknown citation_format ${JSON.stringify(raw)}. Choose one of: ${CITATION_FORMATS.join(', ')} (default ${DEFAULT_CITATION_FORMAT}).`);
+  throw invalidQuery(msg`Unknown ${field('citation_format')} ${JSON.stringify(raw)}. Choose one of: ${CITATION_FORMATS.join(', ')} (default ${DEFAULT_CITATION_FORMAT}).`);
 }
 
 // ---------------------------------------------------------------------------

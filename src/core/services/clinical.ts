@@ -3,12 +3,12 @@
 // labels and coded values, and a row reader whose cap is applied in the query.
 
 import { memo, type AppContext } from '../context.ts';
-import { invalidRequest, notFound } from '../errors.ts';
+import { didYouMean, field, invalidRequest, msg, notFound, see, type Part } from '../errors.ts';
 import type { JsonValue } from '../engine/json.ts';
 import { qi } from '../registry/tables.ts';
 import { suggest } from '../suggest.ts';
 import { fetchTablesCommand } from './missing-tables.ts';
-import { closeCollectionIds, collectionIds, unknownCollectionMessage } from './collections.ts';
+import { closeCollectionIds, collectionIds, unknownCollectionWarning } from './collections.ts';
 import { toNumber } from './numbers.ts';
 
 export const CLINICAL_SCHEMA = 'clinical';
@@ -69,10 +69,12 @@ interface DictionaryEntry {
 function requireClinical(ctx: AppContext): void {
   if (ctx.catalog.clinicalTables.length === 0) {
     throw notFound(
-      'This build has no clinical tables: the database was built from a release folder without clinical/<table>/*.parquet. ' +
-        `Their dictionary, clinical_index, comes with the release files (${fetchTablesCommand(ctx, ['clinical_index'])}); the per-collection tables are published ` +
-        'beside them (s3://idc-open-metadata/bigquery_export/idc_v<release>_clinical/<table>/*.parquet): put them in the release folder as clinical/<table>/*.parquet and rebuild. ' +
-        'Imaging discovery (GET /v3/tables) and POST /v3/sql still work.',
+      msg`This build has no clinical tables: the database was built from a release folder without clinical/<table>/*.parquet. Their dictionary, clinical_index, comes with the release files (${fetchTablesCommand(
+        ctx,
+        ['clinical_index'],
+      )}); the per-collection tables are published beside them (s3://idc-open-metadata/bigquery_export/idc_v<release>_clinical/<table>/*.parquet): put them in the release folder as clinical/<table>/*.parquet and rebuild. Imaging discovery (${see(
+        'list_tables',
+      )}) and ${see('run_sql')} still work.`,
     );
   }
 }
@@ -177,7 +179,7 @@ export async function listClinicalTables(ctx: AppContext, collectionId?: string)
   const tables = all.filter((t) => t.collection_id === collectionId);
   if (tables.length > 0) return { tables };
   if (!(await collectionIds(ctx)).has(collectionId)) {
-    return { tables, warnings: [unknownCollectionMessage(collectionId, await closeCollectionIds(ctx, collectionId))] };
+    return { tables, warnings: [unknownCollectionWarning(collectionId, await closeCollectionIds(ctx, collectionId))] };
   }
   return { tables, warnings: [`Collection '${collectionId}' has no clinical tables in this build.`] };
 }
@@ -187,15 +189,14 @@ function resolveTable(ctx: AppContext, name: string): string {
   requireClinical(ctx);
   const short = name.startsWith(`${CLINICAL_SCHEMA}.`) ? name.slice(CLINICAL_SCHEMA.length + 1) : name;
   if (ctx.catalog.clinicalTables.includes(short)) return short;
-  let msg = `Unknown clinical table '${name}': not found.`;
+  const parts: Part[] = [`Unknown clinical table '${name}': not found.`];
   if (ctx.catalog.tables.includes(name)) {
-    msg += ` '${name}' is a main table, not a clinical one: read its schema with GET /v3/tables/${name}.`;
+    parts.push(...msg` '${name}' is a main table, not a clinical one: read its schema with ${see('get_table_schema', { table: name })}.`);
   } else {
-    const close = suggest(short, ctx.catalog.clinicalTables);
-    if (close.length > 0) msg += ` Did you mean ${close.map((c) => `'${c}'`).join(' or ')}?`;
+    parts.push(didYouMean(suggest(short, ctx.catalog.clinicalTables)));
   }
-  msg += ' GET /v3/clinical/tables lists the clinical tables (filter with ?collection_id=).';
-  throw notFound(msg);
+  parts.push(...msg` ${see('list_clinical_tables')} lists the clinical tables (optionally of one ${field('collection_id')}).`);
+  throw notFound(parts);
 }
 
 /** Columns of a clinical table with their labels and coded values from clinical_index. */
@@ -235,7 +236,7 @@ export async function clinicalRows(ctx: AppContext, name: string, maxRows: numbe
   const table = resolveTable(ctx, name);
   const cap = ctx.config.clinicalMaxRowsCap;
   if (!Number.isInteger(maxRows) || maxRows < 1 || maxRows > cap) {
-    throw invalidRequest(`max_rows must be an integer from 1 to ${cap}; got ${JSON.stringify(maxRows)}.`);
+    throw invalidRequest(msg`${field('max_rows')} must be an integer from 1 to ${cap}; got ${JSON.stringify(maxRows)}.`);
   }
   const live = liveColumns(ctx, table);
   const names = live.map((c) => c.name);

@@ -6,7 +6,8 @@ import type { AppContext } from '../context.ts';
 import type { Row } from '../engine/engine.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 import { COUNTS_SELECT, countsFromRow, type Counts } from './version.ts';
-import { compileManifestFilter, downloadInfo, MANIFEST_ORDER, type DownloadInfo } from './manifest.ts';
+import { field, invalidRequest, msg } from '../errors.ts';
+import { compileManifestFilter, downloadInfo, MANIFEST_ORDER, type CommandWriter, type DownloadInfo } from './manifest.ts';
 
 export type FiltersApplied = CompiledFilter['filters_applied'];
 
@@ -44,7 +45,7 @@ export interface ManifestRow {
 }
 
 /** Columns of a manifest row, in response order; series_aws_url is an alias of series_cloud1_url. */
-const ROW_SELECT = `collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, Modality, SeriesDescription, instanceCount,
+export const ROW_SELECT = `collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, Modality, SeriesDescription, instanceCount,
   series_size_MB, aws_bucket, crdc_series_uuid, series_cloud1_url, series_cloud1_url AS series_aws_url, license_short_name, analysis_result_id`;
 
 const PREVIEW_SIZE = 5;
@@ -52,6 +53,7 @@ const PREVIEW_SIZE = 5;
 export interface ManifestRequest {
   filters?: FilterObject;
   page?: number;
+  /** Series per page, already brought within 1..maxPageSize by the caller (default: the configured page size). */
   page_size?: number;
   include_rows?: boolean;
 }
@@ -70,24 +72,16 @@ export interface ManifestPage {
   warnings: string[];
 }
 
-/** page_size clamped to 1..maxPageSize, with a warning saying so. */
-export function clampPageSize(ctx: AppContext, requested: number | undefined, warnings: string[]): number {
+/** The page size of a request: the configured default, or a value the caller brought within 1..maxPageSize. */
+function pageSizeOf(ctx: AppContext, requested: number | undefined): number {
   const { pageSize, maxPageSize } = ctx.config;
   if (requested === undefined) return pageSize;
-  const v = Math.floor(requested);
-  if (v < 1 || v > maxPageSize) {
-    const clamped = Math.min(maxPageSize, Math.max(1, v));
-    warnings.push(`page_size ${requested} is outside 1..${maxPageSize}; clamped to ${clamped}.`);
-    return clamped;
+  if (!Number.isInteger(requested) || requested < 1 || requested > maxPageSize) {
+    throw invalidRequest(msg`${field('page_size')} must be an integer from 1 to ${maxPageSize}; got ${JSON.stringify(requested)}.`);
   }
-  return v;
+  return requested;
 }
 
-/**
- * A page of the cohort's series (0-based pages in manifest order) with its
- * counts and a download payload. `apiBase` is the public base URL of this
- * API, used in the commands that fetch the full manifest.
- */
 /** The queries of a manifest page besides the counts (exported so benchmarks time the same SQL). */
 export function manifestQueries(compiled: CompiledFilter, pageSize: number, offset: number) {
   const from = `FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER}`;
@@ -97,11 +91,15 @@ export function manifestQueries(compiled: CompiledFilter, pageSize: number, offs
   };
 }
 
-export async function cohortManifest(ctx: AppContext, req: ManifestRequest, apiBase: string): Promise<ManifestPage> {
+/**
+ * A page of the cohort's series (0-based pages in manifest order) with its
+ * counts and a download payload whose command lines `commands` writes.
+ */
+export async function cohortManifest(ctx: AppContext, req: ManifestRequest, commands: CommandWriter): Promise<ManifestPage> {
+  const pageSize = pageSizeOf(ctx, req.page_size);
   const compiled = await compileManifestFilter(ctx, req.filters);
   const warnings = [...compiled.warnings];
   const page = Math.max(0, Math.floor(req.page ?? 0));
-  const pageSize = clampPageSize(ctx, req.page_size, warnings);
   const includeRows = req.include_rows ?? true;
   const offset = page * pageSize;
   // No cohort has 2^53 series: such an offset is past the end without asking the engine.
@@ -132,7 +130,7 @@ export async function cohortManifest(ctx: AppContext, req: ManifestRequest, apiB
       size_TB: counts.size_TB,
       size_MB: counts.size_MB,
       preview,
-      apiBase,
+      commands,
     }),
     filters_applied: compiled.filters_applied,
     warnings,

@@ -4,12 +4,13 @@
 // computed from the series-level table `index`.
 
 import { memo, type AppContext } from '../context.ts';
-import { notFound } from '../errors.ts';
+import { didYouMean, msg, notFound, see } from '../errors.ts';
 import type { JsonValue } from '../engine/json.ts';
 import { qi } from '../registry/tables.ts';
-import { suggest } from '../suggest.ts';
+import { suggest, suggestionText } from '../suggest.ts';
 import { COUNTS_SELECT, countsFromRow, type Counts } from './version.ts';
-import { commercialUseAllowed, licenseBreakdown, type LicenseItem } from './licenses.ts';
+import { commercialUseAllowed } from '../rules/commercial-use.ts';
+import { licenseBreakdown, type LicenseItem } from './licenses.ts';
 import { toNumber } from './numbers.ts';
 
 export interface CollectionSource {
@@ -173,15 +174,18 @@ export async function closeCollectionIds(ctx: AppContext, id: string): Promise<s
   return suggest(id, await collectionIds(ctx));
 }
 
-export function unknownCollectionMessage(id: string, close: string[]): string {
-  const hint = close.length > 0 ? ` Did you mean ${close.map((c) => `'${c}'`).join(' or ')}?` : '';
-  return `Collection not found: no collection has collection_id '${id}' (ids are case-sensitive).${hint} GET /v3/collections lists every collection_id.`;
+/** The warning of a filter on an unknown collection id (body text: the same on every surface). */
+export function unknownCollectionWarning(id: string, close: string[]): string {
+  return `No collection has collection_id '${id}' (ids are case-sensitive).${suggestionText(close)}`;
 }
 
 /** One collection with its counts, modalities and license breakdown; 404 for an unknown id. */
 export async function getCollection(ctx: AppContext, id: string): Promise<CollectionDetail> {
   const ids = await collectionIds(ctx);
-  if (!ids.has(id)) throw notFound(unknownCollectionMessage(id, await closeCollectionIds(ctx, id)));
+  if (!ids.has(id)) {
+    const close = await closeCollectionIds(ctx, id);
+    throw notFound(msg`Collection not found: no collection has collection_id '${id}' (ids are case-sensitive).${didYouMean(close)} ${see('list_collections')} lists every collection_id.`);
+  }
   return memo(ctx, `collection:${id}`, async () => {
     const summary = (await listCollections(ctx)).find((c) => c.collection_id === id) ?? emptySummary(id);
     const counts = countsFromRow(await ctx.engine.one(`SELECT ${COUNTS_SELECT} FROM "index" WHERE collection_id = ?`, [id]));

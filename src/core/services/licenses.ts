@@ -5,6 +5,7 @@
 import { memo, type AppContext } from '../context.ts';
 import { compileFilter, type FilterObject } from '../filters/v3.ts';
 import type { Param } from '../engine/engine.ts';
+import { commercialUseAllowed } from '../rules/commercial-use.ts';
 import { round, tbFromMb, toNumber } from './numbers.ts';
 import type { FiltersApplied } from './cohort.ts';
 
@@ -28,18 +29,6 @@ export interface LicensesResult {
 interface LicenseDetail {
   long_name: string | null;
   url: string | null;
-}
-
-/**
- * False for non-commercial licenses (an NC element, as in CC BY-NC 4.0), true
- * for the licenses known to permit it (CC BY, CC0, public-domain and open-data
- * licenses), null when the license is missing or not recognised.
- */
-export function commercialUseAllowed(shortName: string | null): boolean | null {
-  if (shortName === null || shortName.trim() === '') return null;
-  if (/(^|[^A-Za-z])NC([^A-Za-z]|$)/i.test(shortName)) return false;
-  if (/^(CC[ -]?BY|CC0|CC[ -]?ZERO|PDDL|ODC[ -]?BY|ODbL|Public Domain)/i.test(shortName.trim())) return true;
-  return null;
 }
 
 /** Long name and URL per short name, from collections' sources and analysis results (most frequent spelling wins). */

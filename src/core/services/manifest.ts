@@ -1,35 +1,31 @@
 // Manifests of a cohort: object-store URLs of its series (one line per series,
-// in manifest order), the plain-text manifest streamed as rows arrive, and the
-// download payload (ready-to-run commands of the idqs downloader and s5cmd).
-// Buckets and endpoints come from the dataset's store metadata, never from
-// code: cloud2 URLs use the bucket map of ctx.dataset.stores.cloud2 and keep
-// the s3:// scheme (that store is reached through its S3-compatible endpoint).
+// in manifest order) as a stream of lines or of text blocks, and the download
+// payload. Buckets and endpoints come from the dataset's store metadata, never
+// from code: cloud2 URLs use the bucket map of ctx.dataset.stores.cloud2 and
+// keep the s3:// scheme (that store is reached through its S3-compatible
+// endpoint). The command lines of the payload, which name this service's
+// routes and the downloader's flags, are written by the caller (src/contract).
 
 import type { AppContext } from '../context.ts';
 import type { Param } from '../engine/engine.ts';
-import { invalidQuery } from '../errors.ts';
+import { field, invalidQuery, invalidRequest, msg, see } from '../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
+import { folderNameSql } from '../rules/folder-name.ts';
+import { DOWNLOAD_DIR, s5cmdFileName, s5cmdRunCommand } from '../rules/shell.ts';
+import { STORE_ALIASES, type StoreKey } from '../rules/stores.ts';
 import { toNumber } from './numbers.ts';
 
-export type StoreKey = 'cloud1' | 'cloud2';
+export type { StoreKey };
 
 /** Order of manifest pages, manifest.txt lines and the preview (SeriesInstanceUID makes it total). */
 export const MANIFEST_ORDER = 'collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID';
-
-/** Folder the downloader commands and s5cmd lines write into (relative to the working directory). */
-export const DOWNLOAD_DIR = 'idqs-data';
 
 export const MANIFEST_FORMATS = ['urls', 's5cmd'] as const;
 export type ManifestFormat = (typeof MANIFEST_FORMATS)[number];
 
 /** Names accepted for `source`: the neutral keys, the public service's names and the stores' own names. */
 export function sourceNames(ctx: AppContext): Map<string, StoreKey> {
-  const m = new Map<string, StoreKey>([
-    ['cloud1', 'cloud1'],
-    ['cloud2', 'cloud2'],
-    ['aws', 'cloud1'],
-    ['gcs', 'cloud2'],
-  ]);
+  const m = new Map(STORE_ALIASES);
   for (const key of ['cloud1', 'cloud2'] as const) {
     const name = ctx.dataset.stores[key].name.toLowerCase();
     if (name && !m.has(name)) m.set(name, key);
@@ -43,7 +39,7 @@ export function resolveSource(ctx: AppContext, source: string | undefined | null
   const key = names.get(source.trim().toLowerCase());
   if (key) return key;
   const listed = [...names].map(([n, k]) => (n === k ? n : `${n} (= ${k})`)).join(', ');
-  throw invalidQuery(`Unknown source ${JSON.stringify(source)}. Allowed values: ${listed}. The default is cloud1.`);
+  throw invalidQuery(msg`Unknown ${field('source')} ${JSON.stringify(source)}. Allowed values: ${listed}. The default is cloud1.`);
 }
 
 /**
@@ -61,38 +57,25 @@ export function urlExpression(ctx: AppContext, store: StoreKey): { sql: string; 
   };
 }
 
-/** A path component made safe for a relative folder name (no separators, no leading dots). */
-function folderPart(column: string): string {
-  return `regexp_replace(COALESCE(NULLIF(${column}, ''), '_'), '^\\.+|[^A-Za-z0-9._-]', '_', 'g')`;
-}
-
 /** SQL of one manifest line per series: the URL, or an s5cmd `cp` command into a per-series folder. */
 function lineExpression(ctx: AppContext, store: StoreKey, format: ManifestFormat): { sql: string; params: Param[] } {
   const url = urlExpression(ctx, store);
   if (format === 'urls') return url;
-  const folder = ['collection_id', 'PatientID', 'StudyInstanceUID', 'SeriesInstanceUID'].map(folderPart).join(` || '/' || `);
+  const folder = ['collection_id', 'PatientID', 'StudyInstanceUID', 'SeriesInstanceUID'].map(folderNameSql).join(` || '/' || `);
   return { sql: `'cp ''' || ${url.sql} || ''' ''${DOWNLOAD_DIR}/' || ${folder} || '/'''`, params: url.params };
 }
 
-/** Quote a word for POSIX shells only when it needs it. */
-export function shellQuote(s: string): string {
-  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(s)) return s;
-  return `'${s.replaceAll("'", `'\\''`)}'`;
-}
-
-export function s5cmdFileName(store: StoreKey): string {
-  return `idqs_manifest_${store}.s5cmd`;
-}
-
-export function s5cmdRunCommand(ctx: AppContext, store: StoreKey, file = s5cmdFileName(store)): string {
-  return `s5cmd --no-sign-request --endpoint-url ${shellQuote(ctx.dataset.stores[store].endpoint)} run ${shellQuote(file)}`;
+/** The s5cmd command that runs a store's manifest file. */
+export function s5cmdRun(ctx: AppContext, store: StoreKey, file = s5cmdFileName(store)): string {
+  return s5cmdRunCommand(ctx.dataset.stores[store].endpoint, file);
 }
 
 function refuseEmpty(compiled: CompiledFilter): void {
   if (compiled.empty) {
     throw invalidQuery(
-      'A manifest needs at least one filter (terms or ranges); an empty filter would list the entire dataset. ' +
-        'For whole-dataset totals use POST /v3/cohort/counts with {}; for a manifest, filter e.g. {"terms": {"collection_id": ["nlst"]}}.',
+      msg`A manifest needs at least one filter (terms or ranges); an empty filter would list the entire dataset. For whole-dataset totals use ${see(
+        'get_cohort_counts',
+      )} with {}; for a manifest, filter e.g. {"terms": {"collection_id": ["nlst"]}}.`,
     );
   }
 }
@@ -107,11 +90,12 @@ export function compileManifestFilter(ctx: AppContext, filters: FilterObject | u
 export interface ManifestTextRequest {
   filters?: FilterObject;
   source?: string | null;
+  /** Most series lines, already lowered to the caller's cap (default: the manifest cap). */
   limit?: number | null;
   format?: string | null;
 }
 
-export interface ManifestText {
+interface ManifestMeta {
   store: StoreKey;
   format: ManifestFormat;
   /** Series matching the filter. */
@@ -119,49 +103,55 @@ export interface ManifestText {
   /** Lines of series that will be sent: min(total, limit). */
   returned: number;
   truncated: boolean;
-  /** Effective limit after clamping to the manifest cap. */
+  /** The limit applied. */
   limit: number;
   filters_applied: CompiledFilter['filters_applied'];
   warnings: string[];
+}
+
+export interface ManifestText extends ManifestMeta {
   /** The body, produced chunk by chunk as the engine streams rows. */
   body: AsyncGenerator<Buffer>;
 }
 
-/**
- * The plain-text manifest: the count query runs first (concurrently with the
- * first chunk of the line query) so totals are known before any byte is sent;
- * the lines are then streamed block by block without building the body in memory.
- */
+export interface ManifestLines extends ManifestMeta {
+  /** One line per series (no line break), in manifest order, as the engine streams them. */
+  lines: AsyncGenerator<string>;
+}
+
+/** Lines per block of the text body. */
 const BLOCK_LINES = 1024;
 
-export async function manifestText(ctx: AppContext, req: ManifestTextRequest): Promise<ManifestText> {
+/**
+ * Check the request, then start the line query and the count together, so
+ * totals are known before any line is sent. `blocks` joins the lines into
+ * blocks of BLOCK_LINES in the engine: crossing into JavaScript once per block
+ * instead of once per line is what makes the text body about as fast as the
+ * engine's own export.
+ */
+async function openManifest(ctx: AppContext, req: ManifestTextRequest, shape: 'lines' | 'blocks') {
   const store = resolveSource(ctx, req.source);
   const format = (req.format ?? 'urls').trim().toLowerCase() as ManifestFormat;
   if (!MANIFEST_FORMATS.includes(format)) {
-    throw invalidQuery(`Unknown format ${JSON.stringify(req.format)}. Allowed values: ${MANIFEST_FORMATS.join(', ')} (default urls).`);
+    throw invalidQuery(msg`Unknown ${field('format')} ${JSON.stringify(req.format)}. Allowed values: ${MANIFEST_FORMATS.join(', ')} (default urls).`);
+  }
+  const cap = ctx.config.manifestCap;
+  const limit = req.limit ?? cap;
+  if (!Number.isInteger(limit) || limit < 1 || limit > cap) {
+    throw invalidRequest(msg`${field('limit')} must be an integer from 1 to ${cap}; got ${JSON.stringify(limit)}.`);
   }
   const compiled = await compileManifestFilter(ctx, req.filters);
-  const cap = ctx.config.manifestCap;
-  const warnings = [...compiled.warnings];
-  let limit = req.limit ?? cap;
-  if (limit > cap) {
-    warnings.push(`limit ${limit} is above the manifest cap; clamped to ${cap}.`);
-    limit = cap;
-  }
-  limit = Math.max(1, Math.floor(limit));
 
   const line = lineExpression(ctx, store, format);
-  // The engine joins the lines into blocks of BLOCK_LINES: crossing into
-  // JavaScript once per block instead of once per line is what makes the
-  // stream about as fast as the engine's own export. row_number() OVER () is
-  // DuckDB's streaming window, which keeps the order of the sorted input.
-  const rows = ctx.engine.stream(
-    `SELECT string_agg(line, chr(10) ORDER BY rn) || chr(10) AS block
-     FROM (SELECT line, row_number() OVER () AS rn
-           FROM (SELECT ${line.sql} AS line FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?))
-     GROUP BY (rn - 1) // ${BLOCK_LINES} ORDER BY (rn - 1) // ${BLOCK_LINES}`,
-    [...line.params, ...compiled.params, limit],
-  );
+  const lines = `SELECT ${line.sql} AS line FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?`;
+  // row_number() OVER () is DuckDB's streaming window, which keeps the order of the sorted input.
+  const sql =
+    shape === 'lines'
+      ? lines
+      : `SELECT string_agg(line, chr(10) ORDER BY rn) || chr(10) AS block
+         FROM (SELECT line, row_number() OVER () AS rn FROM (${lines}))
+         GROUP BY (rn - 1) // ${BLOCK_LINES} ORDER BY (rn - 1) // ${BLOCK_LINES}`;
+  const rows = ctx.engine.stream(sql, [...line.params, ...compiled.params, limit]);
   const [count, first] = await Promise.allSettled([
     ctx.engine.one(`SELECT count(*) AS n FROM "index" WHERE ${compiled.where}`, compiled.params),
     rows.next(),
@@ -171,27 +161,54 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
     throw count.status === 'rejected' ? count.reason : (first as PromiseRejectedResult).reason;
   }
   const total = toNumber(count.value?.n);
-  const returned = Math.min(total, limit);
-  const truncated = total > limit;
-
-  const header: string[] = [];
-  if (format === 's5cmd') {
-    header.push(`# Run with: ${s5cmdRunCommand(ctx, store)}`);
-    if (truncated) header.push(`# Truncated: ${returned} of ${total} series (limit ${limit}); narrow the filter to get the rest.`);
-  }
-  async function* body(): AsyncGenerator<Buffer> {
+  const meta: ManifestMeta = {
+    store,
+    format,
+    total,
+    returned: Math.min(total, limit),
+    truncated: total > limit,
+    limit,
+    filters_applied: compiled.filters_applied,
+    warnings: [...compiled.warnings],
+  };
+  /** The first column of every row, as the engine streams them. */
+  async function* values(): AsyncGenerator<string> {
     try {
-      if (header.length > 0) yield Buffer.from(header.join('\n') + '\n');
       let next = first.status === 'fulfilled' ? first.value : { done: true as const, value: undefined };
       while (!next.done) {
-        for (const r of next.value) yield Buffer.from(String(r[0]));
+        for (const r of next.value) yield String(r[0]);
         next = await rows.next();
       }
     } finally {
       await rows.return(undefined);
     }
   }
-  return { store, format, total, returned, truncated, limit, filters_applied: compiled.filters_applied, warnings, body: body() };
+  return { meta, values: values() };
+}
+
+/** The plain-text manifest, streamed block by block without building the body in memory. */
+export async function manifestText(ctx: AppContext, req: ManifestTextRequest): Promise<ManifestText> {
+  const { meta, values } = await openManifest(ctx, req, 'blocks');
+  const header: string[] = [];
+  if (meta.format === 's5cmd') {
+    header.push(`# Run with: ${s5cmdRun(ctx, meta.store)}`);
+    if (meta.truncated) header.push(`# Truncated: ${meta.returned} of ${meta.total} series (limit ${meta.limit}); narrow the filter to get the rest.`);
+  }
+  async function* body(): AsyncGenerator<Buffer> {
+    try {
+      if (header.length > 0) yield Buffer.from(header.join('\n') + '\n');
+      for await (const block of values) yield Buffer.from(block);
+    } finally {
+      await values.return(undefined);
+    }
+  }
+  return { ...meta, body: body() };
+}
+
+/** The manifest as a stream of lines, one per series (what a caller that wants the URLs themselves reads). */
+export async function manifestLines(ctx: AppContext, req: ManifestTextRequest): Promise<ManifestLines> {
+  const { meta, values } = await openManifest(ctx, req, 'lines');
+  return { ...meta, lines: values };
 }
 
 export interface DownloadCommands {
@@ -202,6 +219,15 @@ export interface DownloadCommands {
   s5cmd_cloud1: string[];
   s5cmd_cloud2: string[];
 }
+
+/** The command lines of a download payload: ours, and the public service's `idc` list for clients written against it. */
+export interface WrittenCommands {
+  commands: DownloadCommands;
+  idc_commands: string[];
+}
+
+/** Writes the command lines of a download payload for a filter (they name routes and flags: see src/contract). */
+export type CommandWriter = (applied: CompiledFilter['filters_applied']) => WrittenCommands;
 
 export interface DownloadInfo {
   total_series: number;
@@ -221,70 +247,40 @@ export interface DownloadInfo {
   note: string;
 }
 
-function curlManifest(apiBase: string, body: unknown, out: string): string {
-  return (
-    `curl -fsS -X POST ${shellQuote(`${apiBase}/v3/cohort/manifest.txt`)} -H 'content-type: application/json' ` +
-    `-d ${shellQuote(JSON.stringify(body))} -o ${shellQuote(out)}`
-  );
+/** The stores as the download payload and the series look-up describe them. */
+export function storesInfo(ctx: AppContext): DownloadInfo['stores'] {
+  const stores = ctx.dataset.stores;
+  return {
+    cloud1: { name: stores.cloud1.name, endpoint: stores.cloud1.endpoint, bucket_map: stores.cloud1.bucket_map },
+    cloud2: { name: stores.cloud2.name, endpoint: stores.cloud2.endpoint, bucket_map: stores.cloud2.bucket_map },
+  };
 }
 
-/** Folder the `idc` commands of the public service's payload write into. */
-export const IDC_DOWNLOAD_DIR = './idc-data';
-
-/** `idc` (idc-index) commands for the same cohort; `saveManifest` writes idc_manifest.txt. */
-function idcCommands(applied: CompiledFilter['filters_applied'], saveManifest: string): string[] {
-  const out: string[] = [];
-  const termKeys = Object.keys(applied.terms);
-  if (termKeys.length === 1 && termKeys[0] === 'collection_id' && Object.keys(applied.ranges).length === 0) {
-    for (const id of applied.terms.collection_id ?? []) out.push(`idc download ${shellQuote(id)} --download-dir ${IDC_DOWNLOAD_DIR}`);
-  }
-  out.push(`# Or save the full manifest, then download it:\n${saveManifest}\nidc download idc_manifest.txt --download-dir ${IDC_DOWNLOAD_DIR}`);
-  return out;
-}
-
-/** Download payload of a manifest page: commands for the same filters, and what to check first. */
+/** Download payload of a manifest page: the commands for the same filters, and what to check first. */
 export function downloadInfo(
   ctx: AppContext,
-  args: { applied: CompiledFilter['filters_applied']; total_series: number; size_TB: number; size_MB: number; preview: string[]; apiBase: string },
+  args: { applied: CompiledFilter['filters_applied']; total_series: number; size_TB: number; size_MB: number; preview: string[]; commands: CommandWriter },
 ): DownloadInfo {
-  const { applied, apiBase } = args;
-  // Every command names this API: the downloader resolves the cohort (or the folders of a manifest's series) through it.
-  const tail = `--api ${shellQuote(apiBase)} --out ./${DOWNLOAD_DIR}`;
-  const idqs: string[] = [];
-  const termKeys = Object.keys(applied.terms);
-  if (termKeys.length === 1 && termKeys[0] === 'collection_id' && Object.keys(applied.ranges).length === 0) {
-    for (const id of applied.terms.collection_id ?? []) idqs.push(`idqs download --collection ${shellQuote(id)} ${tail}`);
-  }
-  idqs.push(`idqs download --filters ${shellQuote(JSON.stringify(applied))} ${tail}`);
-  idqs.push(`idqs download --manifest idqs_manifest.txt ${tail}`);
-  const s5 = (store: StoreKey) => [curlManifest(apiBase, { filters: applied, source: store, format: 's5cmd' }, s5cmdFileName(store)), s5cmdRunCommand(ctx, store)];
   const cap = ctx.config.manifestCap;
   const truncated = args.total_series > cap;
   const stores = ctx.dataset.stores;
+  const written = args.commands(args.applied);
   const note =
     `The buckets are public: no credentials are needed (s5cmd --no-sign-request). ` +
-    `Check the size first (${args.size_TB} TB = ${args.size_MB} MB in ${args.total_series} series) and the licenses (POST /v3/licenses with the same filters) before downloading. ` +
+    `Check the size first (${args.size_TB} TB = ${args.size_MB} MB in ${args.total_series} series) and the licenses of the same filter before downloading. ` +
     `idqs: run the per-collection lines, or the --filters line, or save the manifest with save_manifest and run the --manifest line. ` +
     `s5cmd: run the two lines of s5cmd_cloud1 (${stores.cloud1.name}) or s5cmd_cloud2 (${stores.cloud2.name}) in order. ` +
     `cloud2 is reached through its S3-compatible endpoint ${stores.cloud2.endpoint}, so its URLs keep the s3:// scheme.` +
     (truncated ? ` The manifest is capped at ${cap} series and this cohort has ${args.total_series}: split it (e.g. by collection_id) to get everything.` : '');
   return {
     total_series: args.total_series,
-    idc_commands: idcCommands(applied, curlManifest(apiBase, { filters: applied }, 'idc_manifest.txt')),
+    idc_commands: written.idc_commands,
     size_TB: args.size_TB,
     size_MB: args.size_MB,
     manifest_preview: args.preview,
     manifest_truncated: truncated,
-    commands: {
-      idqs,
-      save_manifest: curlManifest(apiBase, { filters: applied }, 'idqs_manifest.txt'),
-      s5cmd_cloud1: s5('cloud1'),
-      s5cmd_cloud2: s5('cloud2'),
-    },
-    stores: {
-      cloud1: { name: stores.cloud1.name, endpoint: stores.cloud1.endpoint, bucket_map: stores.cloud1.bucket_map },
-      cloud2: { name: stores.cloud2.name, endpoint: stores.cloud2.endpoint, bucket_map: stores.cloud2.bucket_map },
-    },
+    commands: written.commands,
+    stores: storesInfo(ctx),
     note,
   };
 }

@@ -4,7 +4,7 @@
 // the engine's type and an empty description).
 
 import type { AppContext } from '../context.ts';
-import { notFound } from '../errors.ts';
+import { didYouMean, msg, notFound, see, type Part } from '../errors.ts';
 import { TABLE_BY_NAME, displayType } from '../registry/tables.ts';
 import { suggest } from '../suggest.ts';
 import { tableNotInBuild } from './missing-tables.ts';
@@ -66,18 +66,16 @@ function unknownTable(ctx: AppContext, name: string): never {
   const available = ctx.catalog.tables;
   const close = suggest(name, available);
   const short = name.startsWith('clinical.') ? name.slice('clinical.'.length) : name;
-  let msg = `Unknown table '${name}': not found.`;
+  const parts: Part[] = [`Unknown table '${name}': not found.`];
   if (ctx.catalog.clinicalTables.includes(short)) {
-    msg +=
-      ` '${short}' is a per-collection clinical table: read its schema with GET /v3/clinical/tables/${short}` +
-      ` and query it in SQL as clinical.${short}.`;
+    parts.push(...msg` '${short}' is a per-collection clinical table: read its schema with ${see('get_clinical_table_schema', { table: short })} and query it in SQL as clinical.${short}.`);
   } else if (name.startsWith('clinical.')) {
-    msg += ' Clinical tables are not served here: list them with GET /v3/clinical/tables.';
-  } else if (close.length > 0) {
-    msg += ` Did you mean ${close.map((c) => `'${c}'`).join(' or ')}?`;
+    parts.push(...msg` Clinical tables are not served here: list them with ${see('list_clinical_tables')}.`);
+  } else {
+    parts.push(didYouMean(close));
   }
-  msg += ` Available tables: ${available.join(', ')}.`;
-  throw notFound(msg);
+  parts.push(` Available tables: ${available.join(', ')}.`);
+  throw notFound(parts);
 }
 
 /** Column schema of one table of the main schema; 404 naming the available tables otherwise. */

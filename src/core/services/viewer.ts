@@ -2,7 +2,7 @@
 // v2 on request) for radiology, Slim for slide microscopy.
 
 import type { AppContext } from '../context.ts';
-import { invalidQuery, notFound } from '../errors.ts';
+import { field, invalidQuery, msg, notFound, see } from '../errors.ts';
 
 export const VIEWERS = ['ohif_v2', 'ohif_v3', 'slim'] as const;
 export type Viewer = (typeof VIEWERS)[number];
@@ -56,28 +56,31 @@ export async function viewerUrl(ctx: AppContext, req: ViewerRequest): Promise<Vi
   let study = present(req.study_instance_uid);
   const series = present(req.series_instance_uid);
   if (study === null && series === null) {
-    throw invalidQuery('Provide series_instance_uid or study_instance_uid (or both).');
+    throw invalidQuery(msg`Provide ${field('series_instance_uid')} or ${field('study_instance_uid')} (or both).`);
   }
   const requested = present(req.viewer);
   if (requested !== null && !isViewer(requested)) {
-    throw invalidQuery(`viewer must be one of: ${VIEWERS.join(', ')}; got ${JSON.stringify(requested)}. Omit it to choose by modality (slim for slide microscopy, otherwise ohif_v3).`);
+    throw invalidQuery(
+      msg`${field('viewer')} must be one of: ${VIEWERS.join(', ')}; got ${JSON.stringify(requested)}. Omit it to choose by modality (slim for slide microscopy, otherwise ohif_v3).`,
+    );
   }
 
   if (series !== null) {
     const row = await ctx.engine.one(`SELECT StudyInstanceUID FROM "index" WHERE SeriesInstanceUID = ? LIMIT 1`, [series]);
-    if (!row) throw notFound(`SeriesInstanceUID not found: ${JSON.stringify(series)}. Check the UID (e.g. with POST /v3/sql on index).`);
+    if (!row) throw notFound(msg`SeriesInstanceUID not found: ${JSON.stringify(series)}. Check the UID (e.g. with ${see('run_sql')} on index).`);
     const owner = String(row.StudyInstanceUID);
     if (study !== null && study !== owner) {
       throw invalidQuery(
-        `series_instance_uid ${JSON.stringify(series)} does not belong to study_instance_uid ${JSON.stringify(study)}; ` +
-          `it belongs to study ${JSON.stringify(owner)}. Pass that study, or omit study_instance_uid.`,
+        msg`${field('series_instance_uid')} ${JSON.stringify(series)} does not belong to ${field('study_instance_uid')} ${JSON.stringify(study)}; it belongs to study ${JSON.stringify(
+          owner,
+        )}. Pass that study, or omit ${field('study_instance_uid')}.`,
       );
     }
     study = owner;
   }
 
   const rows = await ctx.engine.rows(`SELECT DISTINCT Modality FROM "index" WHERE StudyInstanceUID = ? ORDER BY 1`, [study!]);
-  if (rows.length === 0) throw notFound(`StudyInstanceUID not found: ${JSON.stringify(study)}. Check the UID (e.g. with POST /v3/sql on index).`);
+  if (rows.length === 0) throw notFound(msg`StudyInstanceUID not found: ${JSON.stringify(study)}. Check the UID (e.g. with ${see('run_sql')} on index).`);
   const modalities = rows.map((r) => r.Modality).filter((m): m is string => typeof m === 'string' && m !== '');
   const viewer: Viewer = requested ?? (modalities.includes('SM') ? 'slim' : 'ohif_v3');
   return {

@@ -31,7 +31,7 @@ import {
   Versions,
   v2Errors,
 } from './schemas.ts';
-import { publicBase } from '../public-base.ts';
+import { publicBase } from '../../contract/public-base.ts';
 
 const cacheable = { cacheable: true };
 
@@ -78,7 +78,7 @@ export async function v2Routes(app: FastifyInstance): Promise<void> {
     },
     (req) => ({
       code: 200,
-      documentation: `SwaggerUI interface available at <${publicBase(ctx, req)}/v2/swagger/>. The OpenAPI document is at /v2/openapi.json; the newer interface is documented at /v3/docs.`,
+      documentation: `SwaggerUI interface available at <${publicBase(ctx.config, req)}/v2/swagger/>. The OpenAPI document is at /v2/openapi.json; the newer interface is documented at /v3/docs.`,
       message: 'Welcome to the IDQS API, Version 2 (compatible with the NCI IDC API, Version 2)',
     }),
   );

@@ -4,6 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { clinicalRows, clinicalTableSchema, listClinicalTables } from '../../core/services/clinical.ts';
+import { applyLimit, restLimits } from '../../contract/limits.ts';
 import { errors } from './schemas.ts';
 
 const ClinicalTableList = Type.Object({
@@ -52,7 +53,8 @@ const RowsResult = Type.Object({
 
 export async function clinicalRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;
-  const { clinicalMaxRows, clinicalMaxRowsCap } = ctx.config;
+  const limits = restLimits(ctx.config);
+  const { default: clinicalMaxRows, cap: clinicalMaxRowsCap } = limits.clinicalRows;
   const present = ctx.catalog.clinicalTables;
   const exampleTable = present.includes('nlst_canc') ? 'nlst_canc' : present[0];
   let exampleCollection = 'nlst';
@@ -137,6 +139,6 @@ export async function clinicalRoutes(app: FastifyInstance): Promise<void> {
         response: { 200: RowsResult, ...errors(404, 422) },
       },
     },
-    async (req) => clinicalRows(ctx, req.params.table, req.query.max_rows ?? clinicalMaxRows),
+    async (req) => clinicalRows(ctx, req.params.table, applyLimit('max_rows', req.query.max_rows, limits.clinicalRows).value),
   );
 }

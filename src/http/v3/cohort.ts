@@ -1,33 +1,23 @@
 // Cohort routes: counts, a manifest page with download commands, the full
-// plain-text manifest (streamed), and the license breakdown.
+// plain-text manifest (streamed), the license breakdown, and the look-up of
+// series by their folder.
 
 import { Readable } from 'node:stream';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FilterObject } from '../../core/filters/v3.ts';
 import { cohortCounts, cohortManifest } from '../../core/services/cohort.ts';
 import { cohortLicenses } from '../../core/services/licenses.ts';
-import { manifestText } from '../../core/services/manifest.ts';
-import { FilterOrWrappedSchema, FilterSchema, unwrapFilters } from './filter-schema.ts';
+import { MANIFEST_ORDER, manifestText } from '../../core/services/manifest.ts';
+import { lookupSeries } from '../../core/services/series.ts';
+import { FilterOrWrappedSchema, FilterSchema, FiltersApplied, Warnings, unwrapFilters } from '../../contract/filter-schema.ts';
+import { LicenseItem, ManifestRow, SeriesLookupBody, SeriesLookupResponse, Stores } from '../../contract/cohort-schemas.ts';
+import { downloadCommands } from '../../contract/download-commands.ts';
+import { applyLimit, restLimits } from '../../contract/limits.ts';
+import { publicBase } from '../../contract/public-base.ts';
 import { errors } from './schemas.ts';
-import { publicBase } from '../public-base.ts';
 
 const EXAMPLE_FILTER = { terms: { collection_id: ['nlst'], Modality: ['CT'] } };
-
-const Warnings = Type.Array(Type.String(), {
-  description: 'What the filter did not do as probably meant: empty filter, ignored empty value lists, values that exist only in another casing, clamped sizes.',
-});
-
-const FiltersApplied = Type.Object(
-  {
-    terms: Type.Record(Type.String(), Type.Array(Type.String())),
-    ranges: Type.Record(
-      Type.String(),
-      Type.Object({ gte: Type.Optional(Type.Union([Type.Number(), Type.String()])), lte: Type.Optional(Type.Union([Type.Number(), Type.String()])) }),
-    ),
-  },
-  { description: 'The filter as applied: duplicate values removed, empty value lists and bound-less ranges dropped.' },
-);
 
 const countFields = {
   patients: Type.Integer({ description: 'Distinct patients.' }),
@@ -40,23 +30,6 @@ const countFields = {
 
 const Counts = Type.Object(countFields);
 const CountsResponse = Type.Object({ ...countFields, filters_applied: FiltersApplied, warnings: Warnings });
-
-const ManifestRow = Type.Object({
-  collection_id: Type.String(),
-  PatientID: Type.String(),
-  StudyInstanceUID: Type.String(),
-  SeriesInstanceUID: Type.String(),
-  Modality: Type.Union([Type.String(), Type.Null()]),
-  SeriesDescription: Type.Union([Type.String(), Type.Null()]),
-  instanceCount: Type.Union([Type.Integer(), Type.Null()]),
-  series_size_MB: Type.Union([Type.Number(), Type.Null()]),
-  aws_bucket: Type.Union([Type.String(), Type.Null()], { description: 'Bucket of the series in the primary store (cloud1).' }),
-  crdc_series_uuid: Type.Union([Type.String(), Type.Null()], { description: 'Folder of the series in every bucket.' }),
-  series_cloud1_url: Type.Union([Type.String(), Type.Null()], { description: 's3://<bucket>/<crdc_series_uuid>/* in the primary store.' }),
-  series_aws_url: Type.Union([Type.String(), Type.Null()], { description: 'Alias of series_cloud1_url (the public service’s name).' }),
-  license_short_name: Type.Union([Type.String(), Type.Null()]),
-  analysis_result_id: Type.Union([Type.String(), Type.Null()], { description: 'Derived dataset the series belongs to; null for original data.' }),
-});
 
 const Download = Type.Object({
   total_series: Type.Integer(),
@@ -79,15 +52,7 @@ const Download = Type.Object({
     s5cmd_cloud1: Type.Array(Type.String(), { description: 'Two steps, in order: save the s5cmd manifest for cloud1, then run it with s5cmd.' }),
     s5cmd_cloud2: Type.Array(Type.String(), { description: 'Two steps, in order: save the s5cmd manifest for cloud2, then run it against its S3-compatible endpoint.' }),
   }),
-  stores: Type.Record(
-    Type.String(),
-    Type.Object({
-      name: Type.String({ description: 'Public name of the store (aws, gcs).' }),
-      endpoint: Type.String({ description: 'S3-compatible endpoint; requests are anonymous (no credentials).' }),
-      bucket_map: Type.Record(Type.String(), Type.String(), { description: 'aws_bucket of a series → bucket of this store (same folder <crdc_series_uuid>/).' }),
-    }),
-    { description: 'Object stores, keyed cloud1 and cloud2: where the downloader fetches the series from.' },
-  ),
+  stores: Stores,
   note: Type.String(),
 });
 
@@ -106,20 +71,7 @@ const ManifestResponse = Type.Object({
 });
 
 const LicensesResponse = Type.Object({
-  licenses: Type.Array(
-    Type.Object({
-      license_short_name: Type.Union([Type.String(), Type.Null()], { description: 'Null groups the series without a license.' }),
-      license_long_name: Type.Optional(Type.String()),
-      license_url: Type.Optional(Type.String()),
-      series: Type.Integer(),
-      size_TB: Type.Number(),
-      size_MB: Type.Number(),
-      commercial_use_allowed: Type.Union([Type.Boolean(), Type.Null()], {
-        description: 'False for non-commercial (NC) licenses, true for licenses known to allow it, null when the license is missing or not recognised.',
-      }),
-    }),
-    { description: 'Ordered by series (descending), then name.' },
-  ),
+  licenses: Type.Array(LicenseItem, { description: 'Ordered by series (descending), then name.' }),
   commercial_use_allowed_for_all: Type.Boolean({ description: 'True only when the cohort is not empty and every license allows commercial use.' }),
   filters_applied: FiltersApplied,
   warnings: Warnings,
@@ -133,8 +85,8 @@ const MANIFEST_TEXT_HEADERS = {
   'X-Filter-Warnings': { type: 'string', description: 'JSON array of warnings (as in the JSON routes), present only when there are any.' },
 };
 
-/** Public base URL of this API for the commands that call it back. */
-const apiBase = (req: FastifyRequest) => publicBase(req.server.ctx, req);
+/** The command lines of a download payload, calling this API back where the caller reached it. */
+const commandsFor = (req: FastifyRequest) => downloadCommands(publicBase(req.server.ctx.config, req), req.server.ctx.dataset.stores);
 
 /** A JSON value safe for a header: ASCII only, no line breaks. */
 function headerJson(v: unknown): string {
@@ -143,7 +95,9 @@ function headerJson(v: unknown): string {
 
 export async function cohortRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;
-  const { pageSize, maxPageSize, manifestCap } = ctx.config;
+  const limits = restLimits(ctx.config);
+  const { default: pageSize, cap: maxPageSize } = limits.pageSize;
+  const manifestCap = limits.manifestLines.cap;
 
   app.post(
     '/cohort/counts',
@@ -190,7 +144,10 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
     },
     async (req) => {
       const b = req.body as { filters?: FilterObject; page?: number; page_size?: number; include_rows?: boolean };
-      return cohortManifest(ctx, b, apiBase(req));
+      const size = applyLimit('page_size', b.page_size, limits.pageSize);
+      const page = await cohortManifest(ctx, { ...b, page_size: size.value }, commandsFor(req));
+      if (size.warning) page.warnings.push(size.warning);
+      return page;
     },
   );
 
@@ -231,7 +188,9 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
     },
     async (req, reply) => {
       const b = req.body as { filters?: FilterObject; source?: string; limit?: number; format?: string };
-      const m = await manifestText(ctx, b);
+      const limit = applyLimit('limit', b.limit, limits.manifestLines);
+      const m = await manifestText(ctx, { ...b, limit: limit.value });
+      if (limit.warning) m.warnings.push(limit.warning);
       reply.header('Content-Type', 'text/plain; charset=utf-8');
       reply.header('X-Total-Count', String(m.total));
       reply.header('X-Returned-Count', String(m.returned));
@@ -256,5 +215,24 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
       },
     },
     async (req) => cohortLicenses(ctx, unwrapFilters(req.body as never)),
+  );
+
+  // An example that resolves against the served data: the first series of the manifest order.
+  const first = await ctx.engine.one(`SELECT crdc_series_uuid FROM "index" WHERE crdc_series_uuid IS NOT NULL ORDER BY ${MANIFEST_ORDER} LIMIT 1`);
+  const lookupExample = first ? [String(first.crdc_series_uuid)] : [];
+  app.post<{ Body: Static<typeof SeriesLookupBody> }>(
+    '/series/lookup',
+    {
+      schema: {
+        tags: ['cohort'],
+        summary: 'Look up series by folder',
+        description:
+          'The series whose folder in the buckets (crdc_series_uuid, the <uuid> of the manifest URL s3://<bucket>/<uuid>/*) is given: their manifest rows, ' +
+          'their size and license breakdown, and the stores. UUIDs no series has are listed in missing. The downloader reads manifests through it.',
+        body: { ...SeriesLookupBody, examples: [{ crdc_series_uuid: lookupExample }] },
+        response: { 200: SeriesLookupResponse, ...errors(400, 422) },
+      },
+    },
+    async (req) => lookupSeries(ctx, req.body.crdc_series_uuid),
   );
 }

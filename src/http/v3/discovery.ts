@@ -5,13 +5,12 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { getCollection, listAnalysisResults, listCollections } from '../../core/services/collections.ts';
 import { attributeValues, listAttributes } from '../../core/services/attributes.ts';
+import { CommercialUse } from '../../contract/cohort-schemas.ts';
+import { applyLimit, restLimits } from '../../contract/limits.ts';
 import { errors } from './schemas.ts';
 
 const NullableString = (description?: string) => Type.Union([Type.String(), Type.Null()], description ? { description } : {});
 
-const CommercialUse = Type.Union([Type.Boolean(), Type.Null()], {
-  description: 'False for NonCommercial (NC) licenses, true for other Creative Commons / open licenses, null when the license name is unknown: check the license itself.',
-});
 
 const Source = Type.Object({
   source_DOI: NullableString('DOI of the source dataset (bare DOI); the value used by index.source_DOI and citations.'),
@@ -82,7 +81,8 @@ const AttributeInfo = Type.Object({
 
 export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;
-  const { valuesLimit, valuesLimitCap } = ctx.config;
+  const limits = restLimits(ctx.config);
+  const { default: valuesLimit, cap: valuesLimitCap } = limits.values;
 
   app.get(
     '/collections',
@@ -199,6 +199,6 @@ export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
         },
       },
     },
-    async (req) => attributeValues(ctx, req.params.attribute, req.query.limit ?? valuesLimit),
+    async (req) => attributeValues(ctx, req.params.attribute, applyLimit('limit', req.query.limit, limits.values).value),
   );
 }

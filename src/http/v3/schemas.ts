@@ -1,17 +1,7 @@
-// Request and response schemas, written once: Fastify validates with them and
-// the OpenAPI document is generated from them.
+// Error responses of the /v3 routes, declared in OpenAPI with the envelope
+// of src/contract/error-envelope.ts (registered once by the app as ErrorBody).
 
 import { Type, type TSchema } from '@sinclair/typebox';
-
-export const ErrorBody = Type.Object(
-  {
-    error: Type.Object({
-      code: Type.String({ description: 'Stable machine-readable code, e.g. invalid_query, not_found, query_timeout.' }),
-      message: Type.String({ description: 'What went wrong and how to fix it.' }),
-    }),
-  },
-  { $id: 'ErrorBody', description: 'Error envelope used by every error response.' },
-);
 
 /** Standard error responses of a route, to declare in OpenAPI. */
 export function errors(...codes: number[]): Record<number, TSchema> {

@@ -3,14 +3,17 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { runSql } from '../../core/services/sql.ts';
-import { sqlLogValue } from '../app.ts';
+import { sqlLogValue } from '../../core/sql-log.ts';
+import { applyLimit, restLimits } from '../../contract/limits.ts';
 import { errors } from './schemas.ts';
 
 export const SQL_EXAMPLE = { sql: 'SELECT Modality, count(*) AS n FROM index GROUP BY 1 ORDER BY n DESC', max_rows: 20 };
 
 export async function sqlRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;
-  const { sqlMaxRows, sqlMaxRowsCap, sqlTimeoutMs } = ctx.config;
+  const { sqlTimeoutMs } = ctx.config;
+  const limits = restLimits(ctx.config);
+  const { default: sqlMaxRows, cap: sqlMaxRowsCap } = limits.sqlRows;
   const seconds = Number((sqlTimeoutMs / 1000).toFixed(3));
 
   const SqlBody = Type.Object(
@@ -66,7 +69,8 @@ export async function sqlRoutes(app: FastifyInstance): Promise<void> {
     },
     async (req) => {
       req.sqlLog = sqlLogValue(ctx, req.body.sql);
-      return runSql(ctx, req.body.sql, req.body.max_rows);
+      // Above the ceiling is lowered (the body reports the cap applied in max_rows).
+      return runSql(ctx, req.body.sql, applyLimit('max_rows', req.body.max_rows, limits.sqlRows).value);
     },
   );
 }

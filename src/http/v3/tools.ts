@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { CITATION_FORMATS, DEFAULT_CITATION_FORMAT, PLATFORM_DOI, citations } from '../../core/services/citations.ts';
 import { VIEWERS, viewerExample, viewerUrl } from '../../core/services/viewer.ts';
-import { FilterSchema } from './filter-schema.ts';
+import { FilterSchema, FiltersApplied } from '../../contract/filter-schema.ts';
 import { errors } from './schemas.ts';
 
 const CslName = Type.Union([
@@ -32,17 +32,6 @@ const CslItem = Type.Object(
 );
 
 const Citation = Type.Union([Type.String({ description: 'A formatted citation (apa, bibtex, ris).' }), CslItem]);
-
-const FiltersApplied = Type.Object(
-  {
-    terms: Type.Record(Type.String(), Type.Array(Type.String())),
-    ranges: Type.Record(
-      Type.String(),
-      Type.Object({ gte: Type.Optional(Type.Union([Type.Number(), Type.String()])), lte: Type.Optional(Type.Union([Type.Number(), Type.String()])) }),
-    ),
-  },
-  { description: 'The filter as applied (empty value lists and bound-less ranges removed).' },
-);
 
 const CitationsResult = Type.Object({
   format: Type.String({ description: `The format used: one of ${CITATION_FORMATS.join(', ')}.` }),

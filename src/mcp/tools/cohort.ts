@@ -5,8 +5,10 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../core/context.ts';
 import type { FilterObject } from '../../core/filters/v3.ts';
 import { cohortCounts, cohortManifest } from '../../core/services/cohort.ts';
-import { manifestText, type StoreKey } from '../../core/services/manifest.ts';
-import { applyLimit, type ToolLimits } from '../limits.ts';
+import { manifestLines, type StoreKey } from '../../core/services/manifest.ts';
+import { downloadCommands } from '../../contract/download-commands.ts';
+import { applyLimit } from '../../contract/limits.ts';
+import type { ToolLimits } from '../limits.ts';
 import { defineTool, filterInput, filterOf, type ToolDef } from './types.ts';
 
 /** Result of get_cohort_urls: the lines and headers of POST /v3/cohort/manifest.txt as one object. */
@@ -26,12 +28,11 @@ export interface CohortUrls {
   note: string;
 }
 
+/** The lines of manifest.txt as one object: URLs read from the manifest's stream of lines (a bounded number of them). */
 export async function cohortUrls(ctx: AppContext, req: { filters: FilterObject; source?: string; limit: number; warnings?: string[] }): Promise<CohortUrls> {
-  const m = await manifestText(ctx, { filters: req.filters, source: req.source, limit: req.limit });
-  const chunks: Buffer[] = [];
-  for await (const c of m.body) chunks.push(c);
-  const text = Buffer.concat(chunks).toString('utf8');
-  const urls = text === '' ? [] : text.replace(/\n$/, '').split('\n');
+  const m = await manifestLines(ctx, { filters: req.filters, source: req.source, limit: req.limit });
+  const urls: string[] = [];
+  for await (const line of m.lines) urls.push(line);
   const store = ctx.dataset.stores[m.store];
   return {
     source: m.store,
@@ -53,9 +54,8 @@ export function cohortTools(limits: ToolLimits): ToolDef[] {
   const { pageSize, urls } = limits;
   return [
     defineTool({
-      name: 'get_cohort_counts',
+      capability: 'get_cohort_counts',
       title: 'Cohort counts',
-      route: 'POST /v3/cohort/counts',
       description:
         'Size a cohort before listing it: distinct patients, studies and series, instances and size (size_TB) for a filter. ' +
         'Check warnings: they flag values that exist only in another casing and ignored members. No filter gives whole-dataset totals.',
@@ -63,9 +63,8 @@ export function cohortTools(limits: ToolLimits): ToolDef[] {
       run: (a, { ctx }) => cohortCounts(ctx, filterOf(a)),
     }),
     defineTool({
-      name: 'build_cohort',
+      capability: 'build_cohort',
       title: 'Cohort manifest page and download commands',
-      route: 'POST /v3/cohort/manifest',
       description:
         'Counts, one page of matching series (collection, patient, study and series UIDs, modality, size, URL, license) and a download payload ' +
         '(URL preview and ready-to-run commands). Needs at least one filter. Call get_cohort_counts first; ' +
@@ -80,16 +79,16 @@ export function cohortTools(limits: ToolLimits): ToolDef[] {
         include_rows: Type.Optional(Type.Boolean({ description: 'false: counts and download payload only, no series (default true).' })),
       },
       run: async (a, { ctx, apiBase }) => {
-        const size = applyLimit(a.page_size, pageSize);
-        const r = await cohortManifest(ctx, { filters: filterOf(a), page: a.page, page_size: size.value, include_rows: a.include_rows }, apiBase);
-        if (size.clamped) r.warnings.push(`page_size ${a.page_size} is above the agent-tool cap; lowered to ${size.value}. Use page to read further.`);
+        const size = applyLimit('page_size', a.page_size, pageSize);
+        const commands = downloadCommands(apiBase, ctx.dataset.stores);
+        const r = await cohortManifest(ctx, { filters: filterOf(a), page: a.page, page_size: size.value, include_rows: a.include_rows }, commands);
+        if (size.warning) r.warnings.push(`${size.warning} Use page to read further.`);
         return r;
       },
     }),
     defineTool({
-      name: 'get_cohort_urls',
+      capability: 'get_cohort_urls',
       title: 'Cohort object-store URLs',
-      route: 'POST /v3/cohort/manifest.txt',
       description:
         'The public s3:// URLs of the series folders of a cohort (one per series, ending in /*), in manifest order, for cloud1 (default) or cloud2. ' +
         `Bounded: default ${urls.default}, at most ${urls.cap}; truncated=true means the cohort has more series (total says how many). ` +
@@ -100,9 +99,8 @@ export function cohortTools(limits: ToolLimits): ToolDef[] {
         limit: Type.Optional(Type.Integer({ minimum: 1, description: `Most URLs to return, default ${urls.default}; values above ${urls.cap} are lowered to ${urls.cap}.` })),
       },
       run: (a, { ctx }) => {
-        const l = applyLimit(a.limit, urls);
-        const warnings = l.clamped ? [`limit ${a.limit} is above the agent-tool cap; lowered to ${l.value}.`] : [];
-        return cohortUrls(ctx, { filters: filterOf(a), source: a.source, limit: l.value, warnings });
+        const l = applyLimit('limit', a.limit, urls);
+        return cohortUrls(ctx, { filters: filterOf(a), source: a.source, limit: l.value, warnings: l.warning ? [l.warning] : [] });
       },
     }),
   ];

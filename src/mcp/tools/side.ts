@@ -9,9 +9,8 @@ import { defineTool, filterInput, filterOf, type ToolDef } from './types.ts';
 export function sideTools(): ToolDef[] {
   return [
     defineTool({
-      name: 'get_viewer_url',
+      capability: 'get_viewer_url',
       title: 'Viewer URL',
-      route: 'GET /v3/viewer-url',
       description:
         'A link that opens a study (and a series, when given) in the web DICOM viewer: OHIF for radiology, Slim for slide microscopy. ' +
         'Give series_instance_uid, study_instance_uid or both (then the series must belong to the study); UIDs come from build_cohort or run_sql.',
@@ -23,9 +22,8 @@ export function sideTools(): ToolDef[] {
       run: (a, { ctx }) => viewerUrl(ctx, a),
     }),
     defineTool({
-      name: 'get_citations',
+      capability: 'get_citations',
       title: 'Cohort citations',
-      route: 'POST /v3/citations',
       description:
         'Citations of the datasets of a cohort (one per source DOI; all datasets when no filter is given) plus idc_acknowledgment, the platform paper. ' +
         `Always give the user both. Formats: ${CITATION_FORMATS.join(', ')} (default ${DEFAULT_CITATION_FORMAT}).`,
@@ -36,9 +34,8 @@ export function sideTools(): ToolDef[] {
       run: (a, { ctx }) => citations(ctx, { filters: filterOf(a), citation_format: a.citation_format }),
     }),
     defineTool({
-      name: 'get_licenses',
+      capability: 'get_licenses',
       title: 'Cohort licenses',
-      route: 'POST /v3/licenses',
       description:
         'Series and size per license for a cohort and whether commercial use is allowed (CC BY vs CC BY-NC). Check before suggesting reuse or download.',
       input: { ...filterInput },

@@ -2,16 +2,16 @@
 
 import { Type } from '@sinclair/typebox';
 import { runSql } from '../../core/services/sql.ts';
-import { applyLimit, type ToolLimits } from '../limits.ts';
+import { applyLimit } from '../../contract/limits.ts';
+import type { ToolLimits } from '../limits.ts';
 import { defineTool, type ToolDef } from './types.ts';
 
 export function sqlTools(limits: ToolLimits): ToolDef[] {
   const { sqlRows } = limits;
   return [
     defineTool({
-      name: 'run_sql',
+      capability: 'run_sql',
       title: 'Run read-only SQL',
-      route: 'POST /v3/sql',
       description:
         'Runs one read-only SELECT (or WITH ... SELECT) statement and returns rows as objects. Ground names first: list_tables and get_table_schema ' +
         '(main table index, one row per series; clinical tables as clinical.<table>). Engine errors come back verbatim with their "Did you mean" suggestions: fix and retry. ' +
@@ -23,7 +23,7 @@ export function sqlTools(limits: ToolLimits): ToolDef[] {
         }),
         max_rows: Type.Optional(Type.Integer({ minimum: 1, description: `Most rows to return, default ${sqlRows.default}; values above ${sqlRows.cap} are lowered to ${sqlRows.cap}.` })),
       },
-      run: (a, { ctx }) => runSql(ctx, a.sql, applyLimit(a.max_rows, sqlRows).value),
+      run: (a, { ctx }) => runSql(ctx, a.sql, applyLimit('max_rows', a.max_rows, sqlRows).value),
     }),
   ];
 }

@@ -4,16 +4,16 @@
 import { Type } from '@sinclair/typebox';
 import { clinicalRows, clinicalTableSchema, listClinicalTables } from '../../core/services/clinical.ts';
 import { listTables, tableSchema } from '../../core/services/tables.ts';
-import { applyLimit, type ToolLimits } from '../limits.ts';
+import { applyLimit } from '../../contract/limits.ts';
+import type { ToolLimits } from '../limits.ts';
 import { defineTool, type ToolDef } from './types.ts';
 
 export function tableTools(limits: ToolLimits): ToolDef[] {
   const { clinicalRows: rows } = limits;
   return [
     defineTool({
-      name: 'list_tables',
+      capability: 'list_tables',
       title: 'List tables for SQL',
-      route: 'GET /v3/tables',
       description:
         'Tables available to run_sql, with descriptions and column counts. index has one row per series (the main table); specialized tables are named ' +
         '<modality>_index (e.g. seg_index: what a segmentation segments; ct_index, mr_index: acquisition details) and join to index on SeriesInstanceUID. ' +
@@ -22,9 +22,8 @@ export function tableTools(limits: ToolLimits): ToolDef[] {
       run: (_a, { ctx }) => listTables(ctx),
     }),
     defineTool({
-      name: 'get_table_schema',
+      capability: 'get_table_schema',
       title: 'Table schema',
-      route: 'GET /v3/tables/{table}',
       description:
         'Columns of one table with types and descriptions. Call before run_sql so that column names are right. ' +
         "Types ending in [] are lists: match elements with list_contains(column, 'value'), not = or LIKE.",
@@ -34,9 +33,8 @@ export function tableTools(limits: ToolLimits): ToolDef[] {
       run: (a, { ctx }) => tableSchema(ctx, a.table),
     }),
     defineTool({
-      name: 'list_clinical_tables',
+      capability: 'list_clinical_tables',
       title: 'List clinical tables',
-      route: 'GET /v3/clinical/tables',
       description:
         'Per-collection clinical (non-imaging) tables with their collection, column and row counts. Call before any clinical question: clinical data is not ' +
         'harmonized across collections. Query a table in run_sql as clinical.<table_name>; join to imaging with dicom_patient_id = index.PatientID.',
@@ -46,9 +44,8 @@ export function tableTools(limits: ToolLimits): ToolDef[] {
       run: (a, { ctx }) => listClinicalTables(ctx, a.collection_id),
     }),
     defineTool({
-      name: 'get_clinical_table_schema',
+      capability: 'get_clinical_table_schema',
       title: 'Clinical table schema',
-      route: 'GET /v3/clinical/tables/{table}',
       description: 'Columns of a clinical table with engine types, human-readable labels and the meaning of coded values. Read it before querying the table.',
       input: {
         table: Type.String({ description: 'Clinical table name (table_name from list_clinical_tables; clinical.<table> is accepted too).' }),
@@ -56,9 +53,8 @@ export function tableTools(limits: ToolLimits): ToolDef[] {
       run: (a, { ctx }) => clinicalTableSchema(ctx, a.table),
     }),
     defineTool({
-      name: 'get_clinical_table',
+      capability: 'get_clinical_table',
       title: 'Read clinical table rows',
-      route: 'GET /v3/clinical/tables/{table}/rows',
       description:
         'The first rows of a clinical table, ordered by dicom_patient_id; truncated=true means more rows exist. ' +
         `Keep max_rows small (default ${rows.default}, at most ${rows.cap}); to filter, aggregate or join, use run_sql on clinical.<table>.`,
@@ -66,7 +62,7 @@ export function tableTools(limits: ToolLimits): ToolDef[] {
         table: Type.String({ description: 'Clinical table name (table_name from list_clinical_tables).' }),
         max_rows: Type.Optional(Type.Integer({ minimum: 1, description: `Most rows to return, default ${rows.default}; values above ${rows.cap} are lowered to ${rows.cap}.` })),
       },
-      run: (a, { ctx }) => clinicalRows(ctx, a.table, applyLimit(a.max_rows, rows).value),
+      run: (a, { ctx }) => clinicalRows(ctx, a.table, applyLimit('max_rows', a.max_rows, rows).value),
     }),
   ];
 }

@@ -1,13 +1,15 @@
-// What a tool is: a name, a description that teaches the workflow, an input
-// schema (TypeBox, i.e. JSON Schema: the same kind of schema, validator and
-// error messages as the REST routes), the REST route it mirrors, and a run
-// function that calls the same core service as that route and returns the
-// same body.
+// What a tool is: the capability it serves (its name comes from the catalog
+// in src/contract/capabilities.ts), a description that teaches the workflow,
+// an input schema (TypeBox, i.e. JSON Schema: the same kind of schema,
+// validator and error messages as the REST routes), and a run function that
+// calls the same core service as the capability's route and returns the same body.
 
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import type { AppContext } from '../../core/context.ts';
-import { RangeSchema } from '../../http/v3/filter-schema.ts';
+import type { CapabilityId } from '../../core/capabilities.ts';
 import type { FilterObject } from '../../core/filters/v3.ts';
+import { SURFACES } from '../../contract/capabilities.ts';
+import { RangeSchema } from '../../contract/filter-schema.ts';
 import type { ToolLimits } from '../limits.ts';
 
 export interface ToolEnv {
@@ -19,25 +21,26 @@ export interface ToolEnv {
 
 export interface ToolDef {
   name: string;
+  capability: CapabilityId;
   title: string;
   description: string;
-  /** The REST route returning the same body, e.g. "POST /v3/sql". */
-  route: string;
   input: TObject;
   run: (args: Record<string, unknown>, env: ToolEnv) => unknown;
 }
 
 /** A tool whose run function sees its arguments typed by its input schema. */
 export function defineTool<P extends TProperties>(def: {
-  name: string;
+  capability: CapabilityId;
   title: string;
   description: string;
-  route: string;
   input: P;
   run: (args: Static<TObject<P>>, env: ToolEnv) => unknown;
 }): ToolDef {
+  const name = SURFACES[def.capability].tool;
+  if (name === null) throw new Error(`capability ${def.capability} has no tool in the catalog`);
   return {
     ...def,
+    name,
     input: Type.Object(def.input, { additionalProperties: false }) as unknown as TObject,
     run: def.run as ToolDef['run'],
   };

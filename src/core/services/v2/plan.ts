@@ -9,7 +9,7 @@
 // registry.
 
 import type { AppContext } from '../../context.ts';
-import { IdqsError } from '../../errors.ts';
+import { invalidQuery, unavailable } from '../../errors.ts';
 import type { Param } from '../../engine/engine.ts';
 import type { JsonValue } from '../../engine/json.ts';
 import { compileV2Filter, type Sql } from '../../filters/v2.ts';
@@ -38,7 +38,7 @@ export const NO_V2_TABLES =
 
 export function requireV2Tables(ctx: AppContext): void {
   for (const t of ['dicom_series', 'dicom_instances', 'series_totals']) {
-    if (!ctx.catalog.v2Tables.includes(t)) throw new IdqsError('unavailable', 503, NO_V2_TABLES);
+    if (!ctx.catalog.v2Tables.includes(t)) throw unavailable(NO_V2_TABLES);
   }
 }
 
@@ -81,7 +81,7 @@ export function planManifest(q: ManifestQuery): ManifestPlan {
   const compiled = compileV2Filter(q.filters);
   const fields = q.fields.map((name) => {
     const hit = lookupField(name);
-    if (!hit) throw new IdqsError('invalid_query', 400, `${name} is not a valid field.`);
+    if (!hit) throw invalidQuery(`${name} is not a valid field.`);
     return { ...hit, key: name };
   });
   const gran = granularityOf(fields.map((f) => f.field.name));

@@ -1,10 +1,11 @@
-// Schema of the cohort filter object, shared by every cohort-based route.
+// The cohort filter on the wire: the filter object every cohort-based route
+// and tool takes, and what responses echo of it (filters_applied, warnings).
 // Unknown members at any level are refused (422) so that a mis-shaped body
 // can never silently select the entire dataset.
 
 import { Type, type Static } from '@sinclair/typebox';
-import type { FilterObject } from '../../core/filters/v3.ts';
-import { invalidRequest } from '../../core/errors.ts';
+import type { FilterObject } from '../core/filters/v3.ts';
+import { invalidRequest } from '../core/errors.ts';
 
 export const RangeSchema = Type.Object(
   {
@@ -47,6 +48,22 @@ export const FilterOrWrappedSchema = Type.Object(
     examples: [{ terms: { collection_id: ['nlst'], Modality: ['CT'] }, ranges: {} }],
   },
 );
+
+/** What a cohort response says it applied. */
+export const FiltersApplied = Type.Object(
+  {
+    terms: Type.Record(Type.String(), Type.Array(Type.String())),
+    ranges: Type.Record(
+      Type.String(),
+      Type.Object({ gte: Type.Optional(Type.Union([Type.Number(), Type.String()])), lte: Type.Optional(Type.Union([Type.Number(), Type.String()])) }),
+    ),
+  },
+  { description: 'The filter as applied: duplicate values removed, empty value lists and bound-less ranges dropped.' },
+);
+
+export const Warnings = Type.Array(Type.String(), {
+  description: 'What the filter did not do as probably meant: empty filter, ignored empty value lists, values that exist only in another casing, lowered sizes.',
+});
 
 export function unwrapFilters(body: Static<typeof FilterOrWrappedSchema> | undefined): FilterObject {
   if (!body) return {};

@@ -1,7 +1,10 @@
-// Turn request-validation failures into one message that says where the
-// problem is, what was wrong and what is accepted.
+// Request validation shared by every surface that checks JSON against a
+// schema (REST bodies and parameters, MCP tool arguments): one set of Ajv
+// options, so the same value gets the same verdict, and one message per
+// failure that says where the problem is, what was wrong and what is accepted.
 
-import type { FastifyError, FastifyRequest } from 'fastify';
+/** Options of the validator (Fastify's for REST, the agent tools' own). */
+export const AJV_OPTIONS = { removeAdditional: false, allErrors: false, verbose: true, coerceTypes: 'array', useDefaults: true } as const;
 
 export interface AjvError {
   instancePath: string;
@@ -15,10 +18,6 @@ export interface AjvError {
 function where(context: string | undefined, path: string): string {
   const p = path.replace(/^\//, '').replaceAll('/', '.');
   return p ? `${context ?? 'request'}.${p}` : (context ?? 'request');
-}
-
-export function validationMessage(err: FastifyError, _req?: FastifyRequest): string {
-  return ajvErrorMessage((err.validation ?? []) as unknown as AjvError[], err.validationContext) ?? err.message;
 }
 
 /** The message of the first Ajv error, located under `context` (e.g. body, querystring, arguments). */
