@@ -84,11 +84,11 @@ test('an unknown attribute: REST names routes, MCP names tools, both suggest the
 test('a main table asked as a clinical one: the route and the tool of its schema, with their argument', async () => {
   const r = await rest(await s.get('/v3/clinical/tables/seg_index'), 404);
   assert.equal(r.code, 'not_found');
-  assert.match(r.message, /^Unknown clinical table 'seg_index'\. 'seg_index' is a main table, not a clinical one: read its schema with GET \/v3\/tables\/seg_index\. GET \/v3\/clinical\/tables lists the clinical tables \(optionally of one collection_id\)\.$/);
+  assert.match(r.message, /^Unknown clinical table 'seg_index': not found\. 'seg_index' is a main table, not a clinical one: read its schema with GET \/v3\/tables\/seg_index\. GET \/v3\/clinical\/tables lists the clinical tables \(optionally of one collection_id\)\.$/);
   const t = await tool('get_clinical_table_schema', { table: 'seg_index' });
   assert.equal(
     t.message,
-    "Unknown clinical table 'seg_index'. 'seg_index' is a main table, not a clinical one: read its schema with get_table_schema {\"table\":\"seg_index\"}. " +
+    "Unknown clinical table 'seg_index': not found. 'seg_index' is a main table, not a clinical one: read its schema with get_table_schema {\"table\":\"seg_index\"}. " +
       'list_clinical_tables lists the clinical tables (optionally of one collection_id).',
   );
   assert.equal(r.suggestions, undefined, 'no suggestion: nothing is close');
