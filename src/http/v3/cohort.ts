@@ -14,11 +14,11 @@ import { publicBase } from '../public-base.ts';
 
 const EXAMPLE_FILTER = { terms: { collection_id: ['nlst'], Modality: ['CT'] } };
 
-const Warnings = Type.Array(Type.String(), {
+export const Warnings = Type.Array(Type.String(), {
   description: 'What the filter did not do as probably meant: empty filter, ignored empty value lists, values that exist only in another casing, clamped sizes.',
 });
 
-const FiltersApplied = Type.Object(
+export const FiltersApplied = Type.Object(
   {
     terms: Type.Record(Type.String(), Type.Array(Type.String())),
     ranges: Type.Record(
@@ -38,7 +38,7 @@ const countFields = {
   size_MB: Type.Number({ description: 'Size in decimal megabytes.' }),
 };
 
-const Counts = Type.Object(countFields);
+export const Counts = Type.Object(countFields);
 const CountsResponse = Type.Object({ ...countFields, filters_applied: FiltersApplied, warnings: Warnings });
 
 const ManifestRow = Type.Object({
