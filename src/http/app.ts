@@ -16,6 +16,7 @@ import { mcpHttp } from '../mcp/http.ts';
 import { validationMessage } from './validation.ts';
 import { ErrorBody } from './v3/schemas.ts';
 import { v2Plugin } from './v2/index.ts';
+import { explorer } from './explorer.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -187,7 +188,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     return reply.code(404).send(envelope(req, 404, 'not_found', `No route ${req.method} ${path}. The API lives under /v3; see /v3/docs.`));
   });
 
-  app.get('/', { schema: { hide: true } }, (_req, reply) => reply.redirect('/v3/docs', 307));
+  await app.register(explorer); // the web explorer at /
   // Each interface in its own scope, with its own OpenAPI document.
   await app.register(async (v3) => {
     v3.addSchema(ErrorBody);

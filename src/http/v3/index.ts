@@ -7,6 +7,7 @@ import { tableRoutes } from './tables.ts';
 import { clinicalRoutes } from './clinical.ts';
 import { cohortRoutes } from './cohort.ts';
 import { facetsRoutes } from './facets.ts';
+import { cohortTableRoutes } from './cohort-table.ts';
 import { sqlRoutes } from './sql.ts';
 import { toolsRoutes } from './tools.ts';
 
@@ -16,6 +17,7 @@ export async function v3Routes(app: FastifyInstance): Promise<void> {
   await app.register(clinicalRoutes);
   await app.register(cohortRoutes);
   await app.register(facetsRoutes);
+  await app.register(cohortTableRoutes);
   await app.register(sqlRoutes);
   await app.register(toolsRoutes);
 }
