@@ -28,8 +28,9 @@ export const SCREENSHOTS = fileURLToPath(new URL('../.cache/screenshots/', impor
 
 export interface TestBrowser {
   context: BrowserContext;
+  /** The page the helpers act on (tests may point it at another page of the context). */
   page: Page;
-  /** Console errors, uncaught page errors and failed requests seen so far. */
+  /** Console errors, uncaught page errors, failed requests and error answers (`http 400 POST /v3/sql`) seen so far. */
   problems: string[];
   screenshot: (name: string) => Promise<void>;
   close: () => Promise<void>;
@@ -41,23 +42,32 @@ export async function openBrowser(viewport = { width: 1366, height: 900 }): Prom
   const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: BROWSER_ARGS, viewport, acceptDownloads: true });
   const page = context.pages()[0] ?? (await context.newPage());
   const problems: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('requestfailed', (r) => {
-    // Requests the app cancels itself (a newer filter superseding an older one) are not failures.
-    if (r.failure()?.errorText !== 'net::ERR_ABORTED') problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
-  });
+  const watch = (p: Page) => {
+    p.on('console', (m) => {
+      // A 4xx/5xx answer is logged by Chromium as "Failed to load resource"; it is recorded below with its route.
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`console: ${m.text()}`);
+    });
+    p.on('response', (r) => {
+      if (r.status() >= 400) problems.push(`http ${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`);
+    });
+    p.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    p.on('requestfailed', (r) => {
+      // Requests the app cancels itself (a newer filter superseding an older one) are not failures.
+      if (r.failure()?.errorText !== 'net::ERR_ABORTED') problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
+    });
+  };
+  watch(page);
+  context.on('page', watch);
   mkdirSync(SCREENSHOTS, { recursive: true });
-  return {
+  const b: TestBrowser = {
     context,
     page,
     problems,
-    screenshot: async (name) => void (await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false })),
+    screenshot: async (name) => void (await b.page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false })),
     close: async () => {
       await context.close();
       rmSync(profile, { recursive: true, force: true });
     },
   };
+  return b;
 }

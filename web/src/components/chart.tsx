@@ -27,6 +27,8 @@ export interface ChartProps {
   height?: number;
   /** Called with the index of the bar or slice clicked. */
   onPick?: (index: number) => void;
+  /** A compact chart: no legend, fewer axis labels. */
+  mini?: boolean;
 }
 
 export function ChartView(props: ChartProps) {
@@ -50,6 +52,7 @@ export function ChartView(props: ChartProps) {
           grouped: false,
           barPercentage: 0.9,
           categoryPercentage: 0.9,
+          maxBarThickness: 32,
         })),
       },
       options: {
@@ -57,10 +60,15 @@ export function ChartView(props: ChartProps) {
         responsive: true,
         indexAxis: props.kind === 'hbar' ? 'y' : 'x',
         plugins: {
-          legend: { display: pie || props.series.length > 1, position: pie ? 'right' : 'top', labels: { boxWidth: 12 } },
+          legend: { display: !props.mini && (pie || props.series.length > 1), position: pie ? 'right' : 'top', labels: { boxWidth: 12 } },
           tooltip: { enabled: true },
         },
-        scales: pie ? {} : { x: { grid: { display: props.kind !== 'bar' } }, y: { grid: { display: props.kind === 'bar' }, beginAtZero: true } },
+        scales: pie
+          ? {}
+          : {
+              x: { grid: { display: props.kind !== 'bar' }, ticks: props.mini ? { maxRotation: 0, autoSkipPadding: 12, font: { size: 10 } } : {} },
+              y: { grid: { display: props.kind === 'bar' }, beginAtZero: true, ticks: props.mini ? { maxTicksLimit: 3, font: { size: 10 } } : {} },
+            },
         onClick: (_e, elements) => {
           const el = elements[0];
           if (el && pick.current) pick.current(el.index);
@@ -78,7 +86,7 @@ export function ChartView(props: ChartProps) {
       chart.current?.destroy();
       chart.current = new Chart(canvas.current!, config);
     }
-  }, [props.kind, JSON.stringify(props.labels), JSON.stringify(props.series)]);
+  }, [props.kind, props.mini, JSON.stringify(props.labels), JSON.stringify(props.series)]);
 
   useEffect(() => () => chart.current?.destroy(), []);
 

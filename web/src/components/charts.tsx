@@ -82,7 +82,7 @@ function TermChart(props: Props & { attr: AttributeInfo; facet: TermFacet }) {
           title={title}
           labels={labels.map((l, i) => (kind === 'pie' ? `${l} (${percent(data[i]!, whole)})` : l))}
           series={[{ label: props.mode, values: data, color: kind === 'pie' ? labels.map((_, i) => PALETTE[i % PALETTE.length]!) : '#1f6feb' }]}
-          height={Math.max(160, Math.min(300, 26 * labels.length + 30))}
+          height={kind === 'pie' ? 220 : Math.max(110, Math.min(300, 24 * labels.length + 50))}
           onPick={(i) => {
             const v = top[i];
             if (!v) return;

@@ -23,21 +23,31 @@ async function copyText(text: string): Promise<boolean> {
   }
 }
 
-export function CopyButton(props: { text: string; label?: string; small?: boolean }) {
+export function CopyButton(props: { text: string; label?: string; small?: boolean; icon?: boolean }) {
   const [state, setState] = useState<'idle' | 'done' | 'failed'>('idle');
-  const label = props.label ?? 'Copy';
+  const label = props.icon ? <CopyIcon /> : (props.label ?? 'Copy');
   return (
     <button
       type="button"
-      class={props.small ? 'btn small ghost' : 'btn ghost'}
-      aria-label={props.label ? undefined : `Copy ${props.text.length > 40 ? 'text' : props.text}`}
+      class={props.icon ? 'icon-btn' : props.small ? 'btn small ghost' : 'btn ghost'}
+      title={props.icon ? `Copy ${props.text}` : undefined}
+      aria-label={props.icon ? `Copy ${props.text}` : undefined}
       onClick={async () => {
         setState((await copyText(props.text)) ? 'done' : 'failed');
         setTimeout(() => setState('idle'), 1500);
       }}
     >
-      {state === 'done' ? 'Copied' : state === 'failed' ? 'Copy failed' : label}
+      {state === 'done' ? (props.icon ? '✓' : 'Copied') : state === 'failed' ? (props.icon ? '!' : 'Copy failed') : label}
     </button>
+  );
+}
+
+function CopyIcon() {
+  return (
+    <svg width="13" height="13" viewBox="0 0 16 16" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="1.5">
+      <rect x="5.5" y="5.5" width="8" height="9" rx="1.5" />
+      <path d="M3.5 10.5h-1a1 1 0 0 1-1-1v-7a1 1 0 0 1 1-1h6a1 1 0 0 1 1 1v1" />
+    </svg>
   );
 }
 
@@ -74,7 +84,7 @@ export function Note(props: { children: ComponentChildren; kind?: 'warn' | 'info
   );
 }
 
-/** A table cell: lists joined, numbers with separators, UIDs monospace with a copy button. */
+/** A table cell: lists joined, numbers with separators, identifiers monospace (long UIDs by their distinguishing end) with a copy button. */
 export function CellView(props: { column: string; value: Cell }) {
   const v = props.value;
   if (v === null || v === undefined) return <span class="muted">—</span>;
@@ -85,8 +95,10 @@ export function CellView(props: { column: string; value: Cell }) {
   if (props.column.endsWith('InstanceUID') || props.column === 'PatientID') {
     return (
       <span class="uid">
-        <code title={s}>{s}</code>
-        <CopyButton text={s} label="Copy" small />
+        <code title={s} data-uid={s}>
+          {s.length > 20 ? `…${s.slice(-14)}` : s}
+        </code>
+        <CopyButton text={s} icon />
       </span>
     );
   }

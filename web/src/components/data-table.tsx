@@ -32,6 +32,12 @@ const HEADINGS: Record<string, string> = {
   viewer_url: 'View',
 };
 
+/** Columns shown per level (the API returns more; the CSV export has them all). */
+const SHOWN: Partial<Record<Level, string[]>> = {
+  series: ['SeriesInstanceUID', 'StudyInstanceUID', 'Modality', 'BodyPartExamined', 'SeriesDescription', 'SeriesNumber', 'instanceCount', 'series_size_MB', 'viewer_url'],
+  studies: ['StudyInstanceUID', 'PatientID', 'StudyDate', 'StudyDescription', 'modalities', 'series', 'size_MB', 'viewer_url'],
+};
+
 const NUMERIC = new Set(['patients', 'studies', 'series', 'size_MB', 'series_size_MB', 'instanceCount']);
 const PAGE_SIZES = [10, 25, 50, 100];
 
@@ -83,6 +89,7 @@ export function DataTable(props: { level: Level; filter: Filter }) {
     setPage(0);
   };
   const rows = data?.level === props.level ? data : null;
+  const columns = rows ? (SHOWN[props.level] ?? rows.columns).filter((c) => rows.columns.includes(c)) : [];
   return (
     <section class={`table-wrap${loading ? ' loading' : ''}`} aria-busy={loading} data-table={props.level}>
       <ErrorBox error={error} />
@@ -98,7 +105,7 @@ export function DataTable(props: { level: Level; filter: Filter }) {
             <table class="data">
               <thead>
                 <tr>
-                  {rows.columns.map((c) => {
+                  {columns.map((c) => {
                     const sortable = !['modalities', 'licenses', 'viewer_url'].includes(c);
                     const dir = sort.col === c ? (sort.order === 'asc' ? 'ascending' : 'descending') : 'none';
                     return (
@@ -121,8 +128,8 @@ export function DataTable(props: { level: Level; filter: Filter }) {
               <tbody>
                 {rows.rows.map((r, i) => (
                   <tr key={i}>
-                    {rows.columns.map((c) => (
-                      <td key={c} class={NUMERIC.has(c) ? 'num' : undefined}>
+                    {columns.map((c) => (
+                      <td key={c} class={NUMERIC.has(c) ? 'num' : undefined} data-col={c}>
                         {c === 'viewer_url' && typeof r[c] === 'string' ? (
                           <a class="viewer" href={r[c] as string} target="_blank" rel="noopener noreferrer" data-viewer-for={String(r.SeriesInstanceUID ?? r.StudyInstanceUID)}>
                             {(r[c] as string).includes('/slim/') ? 'Slim' : 'OHIF'} ↗

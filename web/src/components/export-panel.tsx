@@ -59,7 +59,8 @@ function ManifestExport(props: { filter: Filter; enabled: boolean }) {
     }
   };
   const store = source === 'cloud1' ? 'aws' : 'gcs';
-  const name = `manifest_${stamp()}_${store}.${format === 's5cmd' ? 's5cmd' : 'txt'}`;
+  // An s5cmd manifest opens with the command that runs it: save it under the name that command uses.
+  const fileName = (text: string) => /\brun (\S+\.s5cmd)\s*$/m.exec(text.split('\n', 1)[0] ?? '')?.[1] ?? `manifest_${stamp()}_${store}.${format === 's5cmd' ? 's5cmd' : 'txt'}`;
   return (
     <section class="card" aria-labelledby="exp-manifest">
       <h3 id="exp-manifest">Manifest</h3>
@@ -85,7 +86,7 @@ function ManifestExport(props: { filter: Filter; enabled: boolean }) {
           data-action="download-manifest"
           onClick={async () => {
             const got = await load();
-            if (got) saveText(name, got.text);
+            if (got) saveText(fileName(got.text), got.text);
           }}
         >
           Download {format === 's5cmd' ? '.s5cmd' : '.txt'}

@@ -159,7 +159,7 @@ function TermBody(props: CardProps & { facet: TermFacet | undefined }) {
       {facet.truncated ? <div class="muted small">Only the {facet.values.length} most frequent values are listed.</div> : null}
       {facet.missing && facet.missing.count > 0 ? (
         <div class="muted small">
-          No value: {fmtCount(facet.missing.count)} {props.countLabel}
+          Without a value: {fmtCount(facet.missing.count)} {props.countLabel}
         </div>
       ) : null}
     </>
@@ -243,13 +243,14 @@ function RangeBody(props: CardProps & { facet: RangeFacet | undefined }) {
         <>
           <div class="muted small range-span">
             {facet.min === null ? 'No values under the other filters' : `From ${shown(facet.min)} to ${shown(facet.max)}`}
-            {facet.missing.count > 0 ? ` · no value: ${fmtCount(facet.missing.count)}` : ''}
+            {facet.missing.count > 0 ? ` · without a value: ${fmtCount(facet.missing.count)}` : ''}
           </div>
           {bins.length > 0 ? (
             <ChartView
               kind="bar"
-              height={110}
-              title={`Histogram of ${label(attr.name)}: ${props.countLabel} per bin; click a bar to select it`}
+              mini
+              height={100}
+              title={`Histogram of ${label(attr.name)}: ${props.countLabel} per bin (dark: in the cohort; light: under the other filters); click a bar to select it`}
               labels={bins.map((b) => short(b.gte, 12))}
               series={[
                 { label: 'in the cohort', values: bins.map((b) => b.filtered_count), color: '#1f6feb' },
