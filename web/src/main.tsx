@@ -80,9 +80,13 @@ function App() {
   const filterKey = view ? JSON.stringify(view.filter) : '';
   const mode = view?.count ?? 'patients';
   const inflight = useRef<AbortController | null>(null);
+  const first = useRef(true);
   useEffect(() => {
     if (!view) return;
     setLoading(true);
+    // The first counts are asked for at once; later ones after a short pause, so quick clicks make one request.
+    const delay = first.current ? 0 : DEBOUNCE_MS;
+    first.current = false;
     const timer = setTimeout(() => {
       inflight.current?.abort();
       const ac = new AbortController();
@@ -92,16 +96,17 @@ function App() {
           setFacets(f);
           setFacetError(null);
           setLoading(false);
+          // Licenses after the counts, so the two do not compete for the server's cores.
+          post<Licenses>('/v3/licenses', { filters: view.filter }, ac.signal)
+            .then(setLicenses)
+            .catch(() => {}); // the licenses line is left as it was
         })
         .catch((e: unknown) => {
           if (ac.signal.aborted) return;
           setFacetError(e);
           setLoading(false);
         });
-      post<Licenses>('/v3/licenses', { filters: view.filter }, ac.signal)
-        .then(setLicenses)
-        .catch(() => {});
-    }, DEBOUNCE_MS);
+    }, delay);
     return () => {
       // A newer filter supersedes the request in flight; its counts stay on screen until the new ones arrive.
       clearTimeout(timer);

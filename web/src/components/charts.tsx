@@ -75,7 +75,7 @@ function TermChart(props: Props & { attr: AttributeInfo; facet: TermFacet }) {
         </span>
       </div>
       {data.length === 0 ? (
-        <div class="muted">No {props.mode} in the cohort.</div>
+        <div class="muted">No series of the cohort has a {label(props.attr.name).toLowerCase()}.</div>
       ) : (
         <ChartView
           kind={kind}

@@ -13,6 +13,9 @@ export type Level = 'collections' | 'patients' | 'studies' | 'series';
 
 const HEADINGS: Record<string, string> = {
   collection_id: 'Collection',
+  patients: 'Patients',
+  studies: 'Studies',
+  series: 'Series',
   PatientID: 'Patient ID',
   PatientSex: 'Sex',
   StudyInstanceUID: 'Study UID',
