@@ -206,34 +206,12 @@ function RangeBody(props: CardProps & { facet: RangeFacet | undefined }) {
     const upper = typeof b.lt === 'string' ? dayBefore(b.lt) : attr.data_type === 'INTEGER' ? Number(b.lt) - 1 : b.lt;
     props.onFilter(withRange(filter, attr.name, { gte: b.gte, lte: upper }));
   };
-  const type = date ? 'date' : 'number';
+  const type = date ? ('date' as const) : ('number' as const);
   return (
     <>
       <div class="range-inputs">
-        <label>
-          <span>Min</span>
-          <input
-            type={type}
-            step="any"
-            value={lo}
-            placeholder={shown(facet?.min)}
-            onInput={(e) => setLo(e.currentTarget.value)}
-            onChange={(e) => apply(e.currentTarget.value, hi)}
-            aria-label={`Minimum ${label(attr.name)}`}
-          />
-        </label>
-        <label>
-          <span>Max</span>
-          <input
-            type={type}
-            step="any"
-            value={hi}
-            placeholder={shown(facet?.max)}
-            onInput={(e) => setHi(e.currentTarget.value)}
-            onChange={(e) => apply(lo, e.currentTarget.value)}
-            aria-label={`Maximum ${label(attr.name)}`}
-          />
-        </label>
+        <BoundInput side="Min" type={type} value={lo} placeholder={shown(facet?.min)} onInput={setLo} onCommit={(v) => apply(v, hi)} name={label(attr.name)} />
+        <BoundInput side="Max" type={type} value={hi} placeholder={shown(facet?.max)} onInput={setHi} onCommit={(v) => apply(lo, v)} name={label(attr.name)} />
         <button type="button" class="link" disabled={!filter.ranges[attr.name]} onClick={() => props.onFilter(withRange(filter, attr.name, null))}>
           Clear
         </button>
@@ -264,6 +242,24 @@ function RangeBody(props: CardProps & { facet: RangeFacet | undefined }) {
         <div class="muted small">Loading…</div>
       )}
     </>
+  );
+}
+
+/** One bound of a range: typed freely, applied when committed (Enter or leaving the box). */
+function BoundInput(props: { side: 'Min' | 'Max'; type: 'date' | 'number'; value: string; placeholder: string; name: string; onInput: (v: string) => void; onCommit: (v: string) => void }) {
+  return (
+    <label>
+      <span>{props.side}</span>
+      <input
+        type={props.type}
+        step="any"
+        value={props.value}
+        placeholder={props.placeholder}
+        onInput={(e) => props.onInput(e.currentTarget.value)}
+        onChange={(e) => props.onCommit(e.currentTarget.value)}
+        aria-label={`${props.side === 'Min' ? 'Minimum' : 'Maximum'} ${props.name}`}
+      />
+    </label>
   );
 }
 
