@@ -3,7 +3,7 @@
 // changes). Counting distinct patients per value for every attribute is one
 // pass over these arrays (see count.ts); the engine's count(DISTINCT) per
 // group costs about 100 ms per attribute at full scale, which is why this
-// exists. About 80 bytes per series: ~70 MB for the full corpus.
+// exists. About 90 bytes per series: ~80 MB for the full corpus.
 
 import type { AppContext } from '../../context.ts';
 import { ATTRIBUTES, type AttributeDef } from '../../registry/attributes.ts';
