@@ -10,18 +10,15 @@
 
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { defaultCacheDir, loadConfig } from '../src/config.ts';
 import { createContext } from '../src/core/context.ts';
-import { build } from '../src/core/data/build.ts';
-import { generate } from '../src/core/data/generate.ts';
-import { GENERATOR_VERSION } from '../src/core/data/dataset.ts';
 import { compileFilter } from '../src/core/filters/v3.ts';
-import { freePort, spawnServer } from './server.ts';
+import { ensureBenchDb, freePort, spawnServer } from './server.ts';
 import { COUNTS_SELECT } from '../src/core/services/version.ts';
 import { manifestQueries } from '../src/core/services/cohort.ts';
 
@@ -32,19 +29,6 @@ function arg(name: string, def: number): number {
 const scale = arg('scale', 1.0);
 const duration = arg('duration', 8);
 const root = fileURLToPath(new URL('..', import.meta.url));
-
-async function ensureDb(): Promise<string> {
-  const dir = join(defaultCacheDir(), 'bench', `synthetic-g${GENERATOR_VERSION}-s${scale}-seed42-series`);
-  const db = join(dir, 'bench.duckdb');
-  if (!existsSync(join(dir, 'data', 'dataset.json'))) {
-    mkdirSync(dir, { recursive: true });
-    process.stderr.write(`generating scale ${scale} (series-level) ...\n`);
-    await generate({ scale, seed: 42, out: join(dir, 'data'), instances: false });
-  }
-  const r = await build({ from: join(dir, 'data'), db });
-  if (r.rebuilt) process.stderr.write(`built ${db} in ${r.seconds.toFixed(1)} s\n`);
-  return db;
-}
 
 /** POST a JSON body and count the newlines of the response as it arrives. */
 function postCountingLines(url: string, body: unknown): Promise<number> {
@@ -98,7 +82,7 @@ async function load(base: string, l: Load, seconds = duration) {
 }
 
 async function main() {
-  const db = await ensureDb();
+  const db = await ensureBenchDb(scale);
   const { base, proc: server } = await spawnServer(db, { IDQS_SQL_TIMEOUT_MS: '120000' });
   try {
     const ctx = await createContext({ ...loadConfig(), connections: 2 }, db);

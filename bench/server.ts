@@ -1,12 +1,33 @@
-// Shared by the benchmarks: a free loopback port, and `idqs serve` started as
-// a separate process (the real CLI) and waited for until /v3/health answers.
+// Shared by the benchmarks: the series-level synthetic database of a scale
+// (generated and built once into the cache), a free loopback port, and
+// `idqs serve` started as a separate process (the real CLI) and waited for
+// until /v3/health answers.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { defaultCacheDir } from '../src/config.ts';
+import { build } from '../src/core/data/build.ts';
+import { GENERATOR_VERSION } from '../src/core/data/dataset.ts';
+import { generate } from '../src/core/data/generate.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** The benchmark database of a scale (seed 42, no instance table), generated and built on first use. */
+export async function ensureBenchDb(scale: number): Promise<string> {
+  const dir = join(defaultCacheDir(), 'bench', `synthetic-g${GENERATOR_VERSION}-s${scale}-seed42-series`);
+  const db = join(dir, 'bench.duckdb');
+  if (!existsSync(join(dir, 'data', 'dataset.json'))) {
+    mkdirSync(dir, { recursive: true });
+    process.stderr.write(`generating scale ${scale} (series-level) ...\n`);
+    await generate({ scale, seed: 42, out: join(dir, 'data'), instances: false });
+  }
+  const r = await build({ from: join(dir, 'data'), db });
+  if (r.rebuilt) process.stderr.write(`built ${db} in ${r.seconds.toFixed(1)} s\n`);
+  return db;
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {

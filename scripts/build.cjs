@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Compiles src/ to dist/ and stamps the build with a digest of every source
-// file, so bin/idqs.cjs can tell a build that matches the tree from a missing
+// Compiles src/ to dist/, bundles the web explorer (web/build.mjs) into
+// dist/web, and stamps the build with a digest of every source file, so bin/idqs.cjs can tell a build that matches the tree from a missing
 // or stale one. `node scripts/build.cjs` builds; `--if-stale` builds only when
 // the stamp does not match the sources (what `npm test` runs first).
 // CommonJS: bin/idqs.cjs requires it before anything asynchronous happens.
@@ -14,7 +14,7 @@ const { spawnSync } = require('node:child_process');
 const STAMP = join('dist', '.build-stamp.json');
 const ENTRY = join('dist', 'cli', 'main.js');
 
-/** Every file under src/, relative to root, sorted. */
+/** Every file under src/ and web/, relative to root, sorted. */
 function sourceFiles(root) {
   const out = [];
   const walk = (dir) => {
@@ -25,6 +25,7 @@ function sourceFiles(root) {
     }
   };
   walk(join(root, 'src'));
+  if (existsSync(join(root, 'web'))) walk(join(root, 'web'));
   return out.sort();
 }
 
@@ -70,6 +71,8 @@ function build(root) {
   const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
   const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
   if (r.status !== 0) process.exit(r.status ?? 1);
+  const web = spawnSync(process.execPath, [join(root, 'web', 'build.mjs')], { stdio: 'inherit' });
+  if (web.status !== 0) process.exit(web.status ?? 1);
   writeStamp(root, snap);
 }
 

@@ -60,10 +60,11 @@ test('discovery responses carry an ETag and answer 304 to If-None-Match', async 
   assert.equal(again.status, 304);
 });
 
-test('GET / redirects to the docs; unknown paths are 404 and wrong methods 405, both in the error envelope', async () => {
+test('GET / is the explorer page; unknown paths are 404 and wrong methods 405, both in the error envelope', async () => {
   const root = await fetch(s.url + '/', { redirect: 'manual' });
-  assert.equal(root.status, 307);
-  assert.equal(root.headers.get('location'), '/v3/docs');
+  assert.equal(root.status, 200);
+  assert.match(root.headers.get('content-type') ?? '', /^text\/html/);
+  assert.match(await root.text(), /<div id="app">/);
   const nf = await s.get('/v3/nope');
   assert.equal(nf.status, 404);
   assert.equal(((await nf.json()) as { error: { code: string } }).error.code, 'not_found');

@@ -134,6 +134,17 @@ before(async () => {
     },
     { tool: 'get_citations', args: { citation_format: 'mla' }, rest: { method: 'POST', path: '/v3/citations', body: { citation_format: 'mla' } }, status: 400, words: [] },
     { tool: 'get_licenses', args: ranged, rest: { method: 'POST', path: '/v3/licenses', body: ranged } },
+    {
+      tool: 'get_cohort_facets',
+      args: { ...ranged, attributes: ['Modality', 'StudyDate', 'instanceCount'], count: 'studies', limit: 5 },
+      rest: { method: 'POST', path: '/v3/cohort/facets', body: { filters: ranged, attributes: ['Modality', 'StudyDate', 'instanceCount'], count: 'studies', limit: 5 } },
+    },
+    {
+      tool: 'get_cohort_facets',
+      args: { attributes: ['Modalty'], limit: 5 },
+      rest: { method: 'POST', path: '/v3/cohort/facets', body: { attributes: ['Modalty'], limit: 5 } },
+      status: 400,
+    },
   ];
 });
 

@@ -129,7 +129,7 @@ program
 
 const serve = program
   .command('serve')
-  .description('Serve the HTTP API (default: the embedded demonstration dataset, built on first use; --release: the real data)')
+  .description('Serve the HTTP API and the web explorer at / (default: the embedded demonstration dataset, built on first use; --release: the real data)')
   .addOption(new Option('--port <port>', 'port to listen on').argParser(port).env('PORT').default(8000))
   .addOption(new Option('--host <host>', 'interface to bind').env('HOST').default('127.0.0.1'))
   .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)');
@@ -141,7 +141,7 @@ releaseOptions(serve, true)
     const ctx = await createContext(cfg, db);
     const app = await buildServer(ctx, { logger: { level: cfg.logLevel } });
     const address = await app.listen({ port: o.port, host: o.host });
-    process.stderr.write(`IDQS ${ctx.serverVersion} serving data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''} at ${address} (docs: ${address}/v3/docs)\n`);
+    process.stderr.write(`IDQS ${ctx.serverVersion} serving data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''} at ${address} (explorer: ${address}/, docs: ${address}/v3/docs)\n`);
     const stop = async () => {
       await app.close();
       ctx.engine.close();

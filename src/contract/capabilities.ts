@@ -36,6 +36,12 @@ export const SURFACES: Record<CapabilityId, Surfaces> = {
   get_cohort_counts: post('/v3/cohort/counts', 'get_cohort_counts'),
   build_cohort: post('/v3/cohort/manifest', 'build_cohort'),
   get_cohort_urls: post('/v3/cohort/manifest.txt', 'get_cohort_urls'),
+  get_cohort_facets: post('/v3/cohort/facets', 'get_cohort_facets'),
+  get_cohort_table: {
+    rest: { method: 'POST', path: '/v3/cohort/table' },
+    tool: null,
+    restOnly: 'serves the explorer\'s paged, sorted tables; an agent lists series with build_cohort or run_sql',
+  },
   lookup_series: {
     rest: { method: 'POST', path: '/v3/series/lookup' },
     tool: null,

@@ -19,6 +19,8 @@ export const CAPABILITY_IDS = [
   'get_cohort_counts',
   'build_cohort',
   'get_cohort_urls',
+  'get_cohort_facets',
+  'get_cohort_table',
   'lookup_series',
   'run_sql',
   'get_viewer_url',

@@ -19,6 +19,7 @@ import { v3Routes } from './v3/index.ts';
 import { metaRoutes } from './v3/meta.ts';
 import { sendCoreError, sendError, validationMessage } from './errors.ts';
 import { v2Plugin } from './v2/index.ts';
+import { explorer } from './explorer.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -161,7 +162,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     return sendError(req, reply, 404, 'not_found', `No route ${req.method} ${path}. The API lives under /v3; see /v3/docs.`);
   });
 
-  app.get('/', { schema: { hide: true } }, (_req, reply) => reply.redirect('/v3/docs', 307));
+  await app.register(explorer); // the web explorer at /
   // Each interface in its own scope, with its own OpenAPI document.
   await app.register(async (v3) => {
     v3.addSchema(ErrorBody);

@@ -24,7 +24,7 @@ export const GUIDE = `# IDQS agent guide
 ## Tools
 - Discovery: get_idc_version, get_stats, list_collections, get_collection, list_analysis_results, list_attributes, get_attribute_values.
 - Cohort (filter = \`terms\` and \`ranges\` arguments): get_cohort_counts, build_cohort (one page of series plus download commands),
-  get_cohort_urls (bounded list of s3:// series URLs), get_licenses, get_citations.
+  get_cohort_urls (bounded list of s3:// series URLs), get_cohort_facets (per-attribute value counts within the cohort), get_licenses, get_citations.
 - SQL: list_tables, get_table_schema, run_sql. Clinical: list_clinical_tables, get_clinical_table_schema, get_clinical_table.
 - Side: get_viewer_url (OHIF for radiology, Slim for slide microscopy).
 - Results are the same JSON as the HTTP API's /v3 routes (list tools wrap their array as {"result": [...]} in structured content).

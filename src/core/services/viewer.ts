@@ -46,6 +46,11 @@ export function viewerLink(base: string, viewer: Viewer, study: string, series: 
   }
 }
 
+/** The viewer a study opens in by default: Slim when it has a slide-microscopy (SM) series, else OHIF v3. */
+export function defaultViewer(studyModalities: readonly string[]): Viewer {
+  return studyModalities.includes('SM') ? 'slim' : 'ohif_v3';
+}
+
 /**
  * Resolve a viewer link. The study is looked up from the series when only the
  * series is given; when both are given the series must belong to the study.
@@ -82,7 +87,7 @@ export async function viewerUrl(ctx: AppContext, req: ViewerRequest): Promise<Vi
   const rows = await ctx.engine.rows(`SELECT DISTINCT Modality FROM "index" WHERE StudyInstanceUID = ? ORDER BY 1`, [study!]);
   if (rows.length === 0) throw notFound(msg`StudyInstanceUID not found: ${JSON.stringify(study)}. Check the UID (e.g. with ${see('run_sql')} on index).`);
   const modalities = rows.map((r) => r.Modality).filter((m): m is string => typeof m === 'string' && m !== '');
-  const viewer: Viewer = requested ?? (modalities.includes('SM') ? 'slim' : 'ohif_v3');
+  const viewer: Viewer = requested ?? defaultViewer(modalities);
   return {
     viewer_url: viewerLink(ctx.config.viewerBaseUrl, viewer, study!, series),
     viewer,

@@ -28,7 +28,7 @@ const countFields = {
   size_MB: Type.Number({ description: 'Size in decimal megabytes.' }),
 };
 
-const Counts = Type.Object(countFields);
+export const Counts = Type.Object(countFields);
 const CountsResponse = Type.Object({ ...countFields, filters_applied: FiltersApplied, warnings: Warnings });
 
 const Download = Type.Object({

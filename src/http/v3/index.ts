@@ -6,6 +6,8 @@ import { discoveryRoutes } from './discovery.ts';
 import { tableRoutes } from './tables.ts';
 import { clinicalRoutes } from './clinical.ts';
 import { cohortRoutes } from './cohort.ts';
+import { facetsRoutes } from './facets.ts';
+import { cohortTableRoutes } from './cohort-table.ts';
 import { sqlRoutes } from './sql.ts';
 import { toolsRoutes } from './tools.ts';
 
@@ -14,6 +16,8 @@ export async function v3Routes(app: FastifyInstance): Promise<void> {
   await app.register(tableRoutes);
   await app.register(clinicalRoutes);
   await app.register(cohortRoutes);
+  await app.register(facetsRoutes);
+  await app.register(cohortTableRoutes);
   await app.register(sqlRoutes);
   await app.register(toolsRoutes);
 }

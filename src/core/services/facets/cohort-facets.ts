@@ -1,0 +1,273 @@
+// Faceted counts of a cohort (POST /v3/cohort/facets, get_cohort_facets):
+// for each requested filterable attribute, its values (or histogram bins)
+// counted under every *other* filter and under all filters, a missing
+// bucket, and the cohort's totals. Results are kept in a small LRU cache
+// keyed by the release and the normalised request, since the data never
+// changes for an opened database.
+
+import { LRUCache } from 'lru-cache';
+import { memo, type AppContext } from '../../context.ts';
+import { didYouMean, field, invalidQuery, invalidRequest, msg, see } from '../../errors.ts';
+import { compileFilter, type CompiledFilter, type FilterObject } from '../../filters/v3.ts';
+import { ATTRIBUTES, ATTRIBUTE_BY_NAME } from '../../registry/attributes.ts';
+import { qi } from '../../registry/tables.ts';
+import { suggest } from '../../suggest.ts';
+import { countsOf, type FiltersApplied } from '../cohort.ts';
+import { countsFromRow, type Counts } from '../version.ts';
+import { cohortTotals, countPass, rangeClause, rowsClause, termClause, type Clause, type PassResult } from './count.ts';
+import { COUNT_MODES, loadFacetTable, type CountMode, type FacetColumn, type FacetTable, type RangeColumn, type TermColumn } from './table.ts';
+
+export interface FacetsRequest {
+  filters?: FilterObject | null;
+  attributes?: string[] | null;
+  count?: string | null;
+  limit?: number | null;
+}
+
+export interface Bucket {
+  count: number;
+  filtered_count: number;
+}
+
+export interface FacetValue extends Bucket {
+  value: string;
+}
+
+export interface TermFacet {
+  kind: 'term';
+  categorical: boolean;
+  selected: string[];
+  values: FacetValue[];
+  distinct: number | null;
+  truncated: boolean;
+  missing: Bucket | null;
+}
+
+export interface FacetBin extends Bucket {
+  gte: number | string;
+  lt: number | string;
+}
+
+export interface RangeFacet {
+  kind: 'range';
+  value_format?: 'YYYY-MM-DD';
+  selected: { gte?: number | string; lte?: number | string } | null;
+  min: number | string | null;
+  max: number | string | null;
+  bins: FacetBin[];
+  missing: Bucket;
+}
+
+export type Facet = TermFacet | RangeFacet;
+
+export interface CohortFacets {
+  count: CountMode;
+  totals: Counts;
+  facets: Record<string, Facet>;
+  filters_applied: FiltersApplied;
+  warnings: string[];
+}
+
+const FACET_NAMES = ATTRIBUTES.map((a) => a.name);
+
+/** The facet table of an opened database, loaded once (start it early with warmFacets). */
+export function facetTable(ctx: AppContext): Promise<FacetTable> {
+  return memo(ctx, 'facet-table', () => loadFacetTable(ctx));
+}
+
+/** Start loading the facet table in the background (a failure is reported by the first request). */
+export function warmFacets(ctx: AppContext): void {
+  facetTable(ctx).catch(() => {});
+}
+
+const caches = new WeakMap<AppContext, LRUCache<string, Promise<Computed>>>();
+
+function cacheOf(ctx: AppContext): LRUCache<string, Promise<Computed>> {
+  let c = caches.get(ctx);
+  if (!c) {
+    c = new LRUCache({ max: 500 });
+    caches.set(ctx, c);
+  }
+  return c;
+}
+
+interface Computed {
+  totals: Counts;
+  facets: Record<string, Facet>;
+}
+
+function parseCount(raw: string | null | undefined): CountMode {
+  if (raw === undefined || raw === null) return 'patients';
+  if ((COUNT_MODES as readonly string[]).includes(raw)) return raw as CountMode;
+  throw invalidQuery(msg`${field('count')} must be one of ${COUNT_MODES.join(', ')}; got ${JSON.stringify(raw)}.${didYouMean(suggest(raw, COUNT_MODES))}`);
+}
+
+function parseAttributes(raw: string[] | null | undefined): string[] {
+  if (raw === undefined || raw === null) return FACET_NAMES;
+  const out: string[] = [];
+  for (const name of raw) {
+    if (!ATTRIBUTE_BY_NAME.has(name)) {
+      throw invalidQuery(
+        msg`Unknown attribute '${name}' in ${field('attributes')}.${didYouMean(suggest(name, FACET_NAMES))} Facets exist for the filterable attributes: ${FACET_NAMES.join(', ')} (${see('list_attributes')}).`,
+      );
+    }
+    if (!out.includes(name)) out.push(name);
+  }
+  return out;
+}
+
+/** The filter as applied, in a canonical order: attribute names and term values sorted. */
+function canonical(applied: FiltersApplied): string {
+  const terms = Object.keys(applied.terms)
+    .sort()
+    .map((k) => [k, [...applied.terms[k]!].sort()]);
+  const ranges = Object.keys(applied.ranges)
+    .sort()
+    .map((k) => [k, applied.ranges[k]!.gte ?? null, applied.ranges[k]!.lte ?? null]);
+  return JSON.stringify([terms, ranges]);
+}
+
+/** First index in ascending `sorted` whose value is >= v (or > v when `strict`). */
+function bound(sorted: string[], v: string, strict: boolean): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (strict ? sorted[mid]! <= v : sorted[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function rangeBounds(c: RangeColumn, r: { gte?: number | string; lte?: number | string }): [number, number] {
+  if (c.sorted === null) return [r.gte === undefined ? -Infinity : Number(r.gte), r.lte === undefined ? Infinity : Number(r.lte)];
+  // Ranks 1..n of the sorted distinct values; the engine compares these strings the same way.
+  const lo = r.gte === undefined ? 1 : bound(c.sorted, String(r.gte), false) + 1;
+  const hi = r.lte === undefined ? c.sorted.length : bound(c.sorted, String(r.lte), true);
+  return [lo, hi];
+}
+
+/** Rows (positions) holding each selected value of an identifier attribute, found by the engine. */
+async function identifierRows(ctx: AppContext, t: FacetTable, name: string, values: string[]): Promise<Map<string, number[]>> {
+  const found = await ctx.engine.rows(
+    `SELECT rowid::INTEGER AS rid, ${qi(name)}::VARCHAR AS v FROM "index" WHERE ${qi(name)} IN (${values.map(() => '?').join(', ')})`,
+    values,
+  );
+  const m = new Map<string, number[]>(values.map((v) => [v, []]));
+  for (const r of found) m.get(String(r.v))?.push(t.positionOf[Number(r.rid)]!);
+  return m;
+}
+
+function bucket(counts: Int32Array, filtered: Int32Array | null, code: number): Bucket {
+  return { count: counts[code]!, filtered_count: (filtered ?? counts)[code]! };
+}
+
+function termFacet(c: TermColumn, pass: PassResult, selected: string[], limit: number): TermFacet {
+  const counts = pass.counts[c.slot]!;
+  const filtered = pass.filtered[c.slot]!;
+  const order = Array.from({ length: c.values.length }, (_, i) => i + 1).sort(
+    (a, b) => counts[b]! - counts[a]! || (c.values[a - 1]! < c.values[b - 1]! ? -1 : 1),
+  );
+  const shown = order.slice(0, limit);
+  const values: FacetValue[] = shown.map((code) => ({ value: c.values[code - 1]!, ...bucket(counts, filtered, code) }));
+  for (const v of selected) {
+    const code = c.codeOf.get(v);
+    if (code === undefined) values.push({ value: v, count: 0, filtered_count: 0 });
+    else if (!shown.includes(code)) values.push({ value: v, ...bucket(counts, filtered, code) });
+  }
+  let distinct = 0;
+  for (let code = 1; code < counts.length; code++) if (counts[code]! > 0) distinct++;
+  return { kind: 'term', categorical: true, selected, values, distinct, truncated: order.length > limit, missing: bucket(counts, filtered, 0) };
+}
+
+function rangeFacet(c: RangeColumn, pass: PassResult, selected: RangeFacet['selected']): RangeFacet {
+  const counts = pass.counts[c.slot]!;
+  const filtered = pass.filtered[c.slot]!;
+  const bins: FacetBin[] = [];
+  for (let b = 0; b + 1 < c.edges.length; b++) bins.push({ gte: c.edges[b]!, lt: c.edges[b + 1]!, ...bucket(counts, filtered, b + 1) });
+  const at = (x: number) => (Number.isNaN(x) ? null : c.sorted === null ? x : c.sorted[x - 1]!);
+  const f: RangeFacet = { kind: 'range', selected, min: at(pass.min[c.slot]!), max: at(pass.max[c.slot]!), bins, missing: bucket(counts, filtered, 0) };
+  if (c.def.date) return { ...f, value_format: 'YYYY-MM-DD' };
+  return f;
+}
+
+async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: string[], mode: CountMode, limit: number): Promise<Computed> {
+  const t = await facetTable(ctx);
+  const applied = compiled.filters_applied;
+  const clauses: Clause[] = [];
+  const identifiers = new Map<string, Map<string, number[]>>();
+  for (const [name, values] of Object.entries(applied.terms)) {
+    const c = t.columns.get(name);
+    if (c?.kind === 'term') {
+      const accepted = new Uint8Array(t.slotSizes[c.slot]!);
+      for (const v of values) {
+        const code = c.codeOf.get(v);
+        if (code !== undefined) accepted[code] = 1;
+      }
+      clauses.push(termClause(t, name, c.slot, accepted));
+    } else {
+      const rows = await identifierRows(ctx, t, name, values);
+      identifiers.set(name, rows);
+      const selected = new Uint8Array(t.rows);
+      for (const positions of rows.values()) for (const p of positions) selected[p] = 1;
+      clauses.push(rowsClause(name, selected));
+    }
+  }
+  for (const [name, r] of Object.entries(applied.ranges)) {
+    const c = t.columns.get(name) as RangeColumn | undefined;
+    if (!c) continue;
+    const [lo, hi] = rangeBounds(c, r);
+    clauses.push(rangeClause(c, lo, hi));
+  }
+
+  const columns = attributes.map((a) => t.columns.get(a)).filter((c): c is FacetColumn => c !== undefined);
+  const slots = columns.flatMap((c) => (c.kind === 'identifier' ? [] : [c.slot]));
+  const pass = countPass(t, clauses, slots, mode);
+  const entity = t.entities[mode];
+
+  const facets: Record<string, Facet> = {};
+  for (const c of columns) {
+    const name = c.def.name;
+    if (c.kind === 'term') facets[name] = termFacet(c, pass, applied.terms[name] ?? [], limit);
+    else if (c.kind === 'range') facets[name] = rangeFacet(c, pass, applied.ranges[name] ?? null);
+    else {
+      // An identifier is not enumerated: only its selected values are counted
+      // (rows holding a selected value pass its own clause, so both counts agree).
+      const selected = applied.terms[name] ?? [];
+      const rows = identifiers.get(name);
+      const values = selected.map((v) => {
+        const seen = new Set<number>();
+        for (const r of rows?.get(v) ?? []) {
+          const e = entity.ids === null ? r + 1 : entity.ids[r]!;
+          if (e !== 0 && pass.fail[r] === 0) seen.add(e);
+        }
+        return { value: v, count: seen.size, filtered_count: seen.size };
+      });
+      facets[name] = { kind: 'term', categorical: false, selected, values, distinct: null, truncated: false, missing: null };
+    }
+  }
+  const totals = cohortTotals(t, pass.fail);
+  return { totals: totals ? countsFromRow({ ...totals }) : await countsOf(ctx, compiled), facets };
+}
+
+export async function cohortFacets(ctx: AppContext, req: FacetsRequest): Promise<CohortFacets> {
+  const mode = parseCount(req.count);
+  const attributes = parseAttributes(req.attributes);
+  const cap = ctx.config.valuesLimitCap;
+  const limit = req.limit ?? ctx.config.valuesLimit;
+  if (!Number.isInteger(limit) || limit < 1 || limit > cap) {
+    throw invalidRequest(msg`${field('limit')} must be an integer from 1 to ${cap} (values per term attribute); got ${JSON.stringify(req.limit)}.`);
+  }
+  const compiled = await compileFilter(ctx, req.filters ?? {});
+  const warnings = [...compiled.warnings];
+  const cache = cacheOf(ctx);
+  const key = `${ctx.dataset.identity}\n${JSON.stringify([mode, limit, attributes])}\n${canonical(compiled.filters_applied)}`;
+  let p = cache.get(key);
+  if (!p) {
+    p = compute(ctx, compiled, attributes, mode, limit);
+    cache.set(key, p);
+    p.catch(() => cache.delete(key));
+  }
+  const { totals, facets } = await p;
+  return { count: mode, totals, facets, filters_applied: compiled.filters_applied, warnings };
+}

@@ -1,0 +1,251 @@
+// One pass over the facet table for a request: every filter clause marks the
+// rows it rejects, then each row counts towards every facet when no clause
+// rejects it, and towards its own attribute's facet only when that
+// attribute's clause is the single one rejecting it (multi-select faceting:
+// an attribute's own selection does not narrow its own counts). Entities
+// (patients, studies, series) are counted once per value by remembering the
+// last entity counted, so each entity's rows must be adjacent in the order
+// walked (table.ts guarantees it).
+
+import type { CountMode, FacetTable, RangeColumn } from './table.ts';
+
+/** A filter clause over the table: `rejects` marks the rows it does not select. */
+export interface Clause {
+  attribute: string;
+  /** Facet slot of the attribute, or -1 (identifiers). */
+  slot: number;
+  rejects: (fail: Uint8Array, which: Uint8Array, index: number) => void;
+}
+
+/** A term clause on a categorical attribute: `accepted[code]` is 1 for the selected values. */
+export function termClause(t: FacetTable, attribute: string, slot: number, accepted: Uint8Array): Clause {
+  return {
+    attribute,
+    slot,
+    rejects: (fail, which, k) => {
+      const { codes, width, rows } = t;
+      for (let r = 0, i = slot; r < rows; r++, i += width) {
+        if (accepted[codes[i]!] !== 1) {
+          fail[r]!++;
+          which[r] = k;
+        }
+      }
+    },
+  };
+}
+
+/** A range clause: numbers compared with the bounds, strings by rank (`lo`/`hi` are then ranks). */
+export function rangeClause(c: RangeColumn, lo: number, hi: number): Clause {
+  return {
+    attribute: c.def.name,
+    slot: c.slot,
+    rejects: (fail, which, k) => {
+      const v = c.values;
+      for (let r = 0; r < v.length; r++) {
+        const x = v[r]!;
+        // NaN (missing) fails both comparisons, as NULL does in SQL.
+        if (!(x >= lo && x <= hi)) {
+          fail[r]!++;
+          which[r] = k;
+        }
+      }
+    },
+  };
+}
+
+/** A clause given by the rows it selects (resolved by the engine). */
+export function rowsClause(attribute: string, selected: Uint8Array): Clause {
+  return {
+    attribute,
+    slot: -1,
+    rejects: (fail, which, k) => {
+      for (let r = 0; r < selected.length; r++) {
+        if (selected[r] !== 1) {
+          fail[r]!++;
+          which[r] = k;
+        }
+      }
+    },
+  };
+}
+
+export interface PassResult {
+  /** Per slot and code: entities with that code among rows passing every other clause. */
+  counts: Int32Array[];
+  /** Per slot and code, for slots with a clause of their own: entities among rows passing every clause (else null: equal to counts). */
+  filtered: (Int32Array | null)[];
+  /** Per range slot: smallest and largest value (number or rank) among the rows counted, NaN when none. */
+  min: Float64Array;
+  max: Float64Array;
+  /** Clauses rejecting each row (0: the row is in the cohort). */
+  fail: Uint8Array;
+}
+
+/**
+ * Count the requested slots. `slots` lists the facet slots wanted; slots with
+ * a clause are counted with their own clause left out.
+ */
+export function countPass(t: FacetTable, clauses: Clause[], slots: number[], mode: CountMode): PassResult {
+  const { rows, width, codes } = t;
+  const fail = new Uint8Array(rows);
+  const which = new Uint8Array(rows);
+  clauses.forEach((c, k) => c.rejects(fail, which, k));
+
+  const offsets = new Int32Array(width + 1);
+  for (let s = 0; s < width; s++) offsets[s + 1] = offsets[s]! + t.slotSizes[s]!;
+  const counts = new Int32Array(offsets[width]!);
+  const last = new Int32Array(offsets[width]!);
+  const wanted = new Uint8Array(width);
+  for (const s of slots) wanted[s] = 1;
+  const want = Int32Array.from(slots);
+
+  // Slots with their own clause also get counts under every clause.
+  const own = [...new Set(clauses.map((c) => c.slot).filter((s) => s >= 0 && wanted[s] === 1))];
+  const ownSlots = Int32Array.from(own);
+  const fcounts = new Int32Array(offsets[width]!);
+  const flast = new Int32Array(offsets[width]!);
+  const clauseSlot = Int32Array.from(clauses, (c) => (c.slot >= 0 && wanted[c.slot] === 1 ? c.slot : -1));
+
+  // Extremes of the range slots wanted, over the rows counted for them (NaN, missing, never compares).
+  const rangeSlots: number[] = [];
+  const rangeValues: Float64Array[] = [];
+  for (const c of t.columns.values()) {
+    if (c.kind === 'range' && wanted[c.slot] === 1) {
+      rangeSlots.push(c.slot);
+      rangeValues.push(c.values);
+    }
+  }
+  const nRange = rangeSlots.length;
+  const lo = new Float64Array(nRange).fill(Infinity);
+  const hi = new Float64Array(nRange).fill(-Infinity);
+  const rangeIndex = new Int32Array(width).fill(-1);
+  rangeSlots.forEach((s, k) => (rangeIndex[s] = k));
+
+  const entity = t.entities[mode];
+  const ids = entity.ids;
+  const order = entity.order;
+  const nWant = want.length;
+  const nOwn = ownSlots.length;
+  for (let i = 0; i < rows; i++) {
+    const r = order === null ? i : order[i]!;
+    const f = fail[r]!;
+    if (f > 1) continue;
+    const e = ids === null ? r + 1 : ids[r]!;
+    if (e === 0) continue; // no entity: not counted, as count(DISTINCT) skips NULL
+    const base = r * width;
+    if (f === 0) {
+      for (let k = 0; k < nWant; k++) {
+        const s = want[k]!;
+        const x = offsets[s]! + codes[base + s]!;
+        if (last[x] !== e) {
+          last[x] = e;
+          counts[x]!++;
+        }
+      }
+      for (let k = 0; k < nOwn; k++) {
+        const s = ownSlots[k]!;
+        const x = offsets[s]! + codes[base + s]!;
+        if (flast[x] !== e) {
+          flast[x] = e;
+          fcounts[x]!++;
+        }
+      }
+      for (let k = 0; k < nRange; k++) {
+        const x = rangeValues[k]![r]!;
+        if (x < lo[k]!) lo[k] = x;
+        if (x > hi[k]!) hi[k] = x;
+      }
+    } else {
+      const s = clauseSlot[which[r]!]!;
+      if (s < 0) continue;
+      const x = offsets[s]! + codes[base + s]!;
+      if (last[x] !== e) {
+        last[x] = e;
+        counts[x]!++;
+      }
+      const k = rangeIndex[s]!;
+      if (k >= 0) {
+        const x = rangeValues[k]![r]!;
+        if (x < lo[k]!) lo[k] = x;
+        if (x > hi[k]!) hi[k] = x;
+      }
+    }
+  }
+
+  const min = new Float64Array(width).fill(NaN);
+  const max = new Float64Array(width).fill(NaN);
+  rangeSlots.forEach((s, k) => {
+    if (lo[k]! <= hi[k]!) {
+      min[s] = lo[k]!;
+      max[s] = hi[k]!;
+    }
+  });
+  const ownSet = new Set(own);
+  return {
+    counts: Array.from({ length: width }, (_, s) => counts.subarray(offsets[s]!, offsets[s + 1]!)),
+    filtered: Array.from({ length: width }, (_, s) => (ownSet.has(s) ? fcounts.subarray(offsets[s]!, offsets[s + 1]!) : null)),
+    min,
+    max,
+    fail,
+  };
+}
+
+export interface Totals {
+  patients: number;
+  studies: number;
+  series: number;
+  instances: number;
+  size_mb: number;
+}
+
+/**
+ * Distinct patients, studies and series, instances and size of the rows in
+ * the cohort, in one walk in table order; null when that order does not keep
+ * each entity's rows together (the engine counts then).
+ */
+export function cohortTotals(t: FacetTable, fail: Uint8Array): Totals | null {
+  const { patients, studies, series } = t.entities;
+  const instances = t.columns.get('instanceCount');
+  const size = t.columns.get('series_size_MB');
+  if (patients.order || studies.order || series.order || instances?.kind !== 'range' || size?.kind !== 'range') return null;
+  const p = patients.ids!;
+  const st = studies.ids!;
+  const se = series.ids;
+  const ic = instances.values;
+  const mb = size.values;
+  const out: Totals = { patients: 0, studies: 0, series: 0, instances: 0, size_mb: 0 };
+  let lastP = 0;
+  let lastS = 0;
+  let lastSe = 0;
+  // Neumaier's compensated sum, so the size does not depend on the row count's rounding.
+  let sum = 0;
+  let carry = 0;
+  for (let r = 0; r < fail.length; r++) {
+    if (fail[r] !== 0) continue;
+    const a = p[r]!;
+    if (a !== 0 && a !== lastP) {
+      lastP = a;
+      out.patients++;
+    }
+    const b = st[r]!;
+    if (b !== 0 && b !== lastS) {
+      lastS = b;
+      out.studies++;
+    }
+    const c = se === null ? r + 1 : se[r]!;
+    if (c !== 0 && c !== lastSe) {
+      lastSe = c;
+      out.series++;
+    }
+    const n = ic[r]!;
+    if (n === n) out.instances += n;
+    const x = mb[r]!;
+    if (x === x) {
+      const t2 = sum + x;
+      carry += Math.abs(sum) >= Math.abs(x) ? sum - t2 + x : x - t2 + sum;
+      sum = t2;
+    }
+  }
+  out.size_mb = sum + carry;
+  return out;
+}

@@ -1,0 +1,182 @@
+// The explorer's calls to the IDQS API (same origin), typed after the /v3
+// responses it reads. Errors arrive as ApiError with the API's code and
+// message, which the UI shows as they are (they say what to fix).
+
+export type CountMode = 'patients' | 'studies' | 'series';
+export type Bound = number | string;
+
+export interface Filter {
+  terms: Record<string, string[]>;
+  ranges: Record<string, { gte?: Bound; lte?: Bound }>;
+}
+
+export interface AttributeInfo {
+  name: string;
+  data_type: string;
+  kind: 'term' | 'range';
+  categorical: boolean;
+  description: string;
+  value_format?: 'YYYY-MM-DD';
+}
+
+export interface Bucket {
+  count: number;
+  filtered_count: number;
+}
+
+export interface TermFacet {
+  kind: 'term';
+  categorical: boolean;
+  selected: string[];
+  values: ({ value: string } & Bucket)[];
+  distinct: number | null;
+  truncated: boolean;
+  missing: Bucket | null;
+}
+
+export interface RangeFacet {
+  kind: 'range';
+  value_format?: 'YYYY-MM-DD';
+  selected: { gte?: Bound; lte?: Bound } | null;
+  min: Bound | null;
+  max: Bound | null;
+  bins: ({ gte: Bound; lt: Bound } & Bucket)[];
+  missing: Bucket;
+}
+
+export type Facet = TermFacet | RangeFacet;
+
+export interface Totals {
+  patients: number;
+  studies: number;
+  series: number;
+  instances: number;
+  size_TB: number;
+  size_MB: number;
+}
+
+export interface Facets {
+  count: CountMode;
+  totals: Totals;
+  facets: Record<string, Facet>;
+  filters_applied: Filter;
+  warnings: string[];
+}
+
+export interface Version {
+  idc_version: string;
+  idc_index_data_version: string;
+  api_version: string;
+  synthetic: boolean;
+}
+
+export interface License {
+  license_short_name: string | null;
+  license_long_name?: string;
+  license_url?: string;
+  series: number;
+  size_MB: number;
+  commercial_use_allowed: boolean | null;
+}
+
+export interface Licenses {
+  licenses: License[];
+  commercial_use_allowed_for_all: boolean;
+}
+
+export type Cell = string | number | boolean | null | Cell[] | { [k: string]: Cell };
+
+export interface TablePage {
+  level: string;
+  columns: string[];
+  rows: Record<string, Cell>[];
+  total: number;
+  page: number;
+  page_size: number;
+  total_pages: number;
+  sort: string | null;
+  order: 'asc' | 'desc';
+  warnings: string[];
+}
+
+export interface ManifestPayload {
+  download: {
+    total_series: number;
+    size_TB: number;
+    manifest_truncated: boolean;
+    commands: { idqs: string[]; save_manifest: string; s5cmd_cloud1: string[]; s5cmd_cloud2: string[] };
+    stores: Record<'cloud1' | 'cloud2', { name: string; endpoint: string }>;
+    note: string;
+  };
+}
+
+export interface SqlResult {
+  columns: string[];
+  types: string[];
+  rows: Record<string, Cell>[];
+  row_count: number;
+  truncated: boolean;
+  max_rows: number;
+}
+
+export interface TableSummary {
+  name: string;
+  description: string;
+}
+
+export interface TableSchema {
+  name: string;
+  description?: string;
+  columns: { name: string; type: string; mode?: string; description?: string }[];
+}
+
+export interface Citations {
+  format: string;
+  count: number;
+  citations: (string | Record<string, unknown>)[];
+  idc_acknowledgment: string | Record<string, unknown>;
+  recommendation: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function failure(r: Response): Promise<ApiError> {
+  try {
+    const body = (await r.json()) as { error?: { code?: string; message?: string } };
+    return new ApiError(r.status, body.error?.code ?? 'error', body.error?.message ?? `${r.status} ${r.statusText}`);
+  } catch {
+    return new ApiError(r.status, 'error', `${r.status} ${r.statusText}`);
+  }
+}
+
+export async function get<T>(path: string, signal?: AbortSignal): Promise<T> {
+  const r = await fetch(path, { signal });
+  if (!r.ok) throw await failure(r);
+  return (await r.json()) as T;
+}
+
+export async function post<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+  const r = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
+  if (!r.ok) throw await failure(r);
+  return (await r.json()) as T;
+}
+
+/** POST returning text with its response headers (manifest.txt). */
+export async function postText(path: string, body: unknown, signal?: AbortSignal): Promise<{ text: string; headers: Headers }> {
+  const r = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
+  if (!r.ok) throw await failure(r);
+  return { text: await r.text(), headers: r.headers };
+}
+
+/** True when a filter selects something narrower than the whole release. */
+export function hasFilter(f: Filter): boolean {
+  return Object.keys(f.terms).length > 0 || Object.keys(f.ranges).length > 0;
+}

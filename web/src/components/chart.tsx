@@ -1,0 +1,111 @@
+// A Chart.js chart as a Preact component: bar (horizontal for categories,
+// vertical for histograms) or pie, redrawn in place when its data changes.
+// The canvas is labelled, and a visually hidden table carries the same
+// numbers for screen readers.
+
+import { useEffect, useRef } from 'preact/hooks';
+import { ArcElement, BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, PieController, Tooltip, type ChartConfiguration } from 'chart.js';
+
+Chart.register(BarController, BarElement, CategoryScale, LinearScale, PieController, ArcElement, Tooltip, Legend);
+Chart.defaults.animation = false;
+Chart.defaults.font.family = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+Chart.defaults.color = '#3b4453';
+
+export const PALETTE = ['#1f6feb', '#e36209', '#2da44e', '#8250df', '#cf222e', '#0a8a8a', '#bf8700', '#d63384', '#57606a', '#6e7bd9', '#a0a0a0'];
+
+export interface Series {
+  label: string;
+  values: number[];
+  color: string | string[];
+}
+
+export interface ChartProps {
+  kind: 'bar' | 'hbar' | 'pie';
+  labels: string[];
+  series: Series[];
+  title: string;
+  height?: number;
+  /** Called with the index of the bar or slice clicked. */
+  onPick?: (index: number) => void;
+  /** A compact chart: no legend, fewer axis labels. */
+  mini?: boolean;
+}
+
+export function ChartView(props: ChartProps) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const chart = useRef<Chart | null>(null);
+  const pick = useRef(props.onPick);
+  pick.current = props.onPick;
+
+  useEffect(() => {
+    const pie = props.kind === 'pie';
+    const config: ChartConfiguration = {
+      type: pie ? 'pie' : 'bar',
+      data: {
+        labels: props.labels,
+        datasets: props.series.map((s) => ({
+          label: s.label,
+          data: s.values,
+          backgroundColor: s.color,
+          borderWidth: pie ? 1 : 0,
+          borderColor: '#fff',
+          grouped: false,
+          barPercentage: 0.9,
+          categoryPercentage: 0.9,
+          maxBarThickness: 32,
+        })),
+      },
+      options: {
+        maintainAspectRatio: false,
+        responsive: true,
+        indexAxis: props.kind === 'hbar' ? 'y' : 'x',
+        plugins: {
+          legend: { display: !props.mini && (pie || props.series.length > 1), position: pie ? 'right' : 'top', labels: { boxWidth: 12 } },
+          tooltip: { enabled: true },
+        },
+        scales: pie
+          ? {}
+          : {
+              x: { grid: { display: props.kind !== 'bar' }, ticks: props.mini ? { maxRotation: 0, autoSkipPadding: 12, font: { size: 10 } } : {} },
+              y: { grid: { display: props.kind === 'bar' }, beginAtZero: true, ticks: props.mini ? { maxTicksLimit: 3, font: { size: 10 } } : {} },
+            },
+        onClick: (_e, elements) => {
+          const el = elements[0];
+          if (el && pick.current) pick.current(el.index);
+        },
+        onHover: (e, elements) => {
+          const target = e.native?.target as HTMLElement | undefined;
+          if (target) target.style.cursor = elements.length > 0 && pick.current ? 'pointer' : 'default';
+        },
+      },
+    };
+    if (chart.current && (chart.current.config as { type?: string }).type === config.type && chart.current.options.indexAxis === config.options!.indexAxis) {
+      chart.current.data = config.data;
+      chart.current.update('none');
+    } else {
+      chart.current?.destroy();
+      chart.current = new Chart(canvas.current!, config);
+    }
+  }, [props.kind, props.mini, JSON.stringify(props.labels), JSON.stringify(props.series)]);
+
+  useEffect(() => () => chart.current?.destroy(), []);
+
+  return (
+    <div class="chart" style={{ height: `${props.height ?? 220}px` }}>
+      <canvas ref={canvas} role="img" aria-label={props.title} />
+      <table class="offscreen">
+        <caption>{props.title}</caption>
+        <tbody>
+          {props.labels.map((l, i) => (
+            <tr key={l}>
+              <th scope="row">{l}</th>
+              {props.series.map((s) => (
+                <td key={s.label}>{s.values[i]}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
