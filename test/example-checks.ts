@@ -132,6 +132,32 @@ export const V3_EXAMPLE_CHECKS: Record<string, Check> = {
     assert.equal(body!.source, 'cloud1', 'the example lists the primary store, whose URLs are the index column');
     assert.deepEqual(text.split('\n').filter(Boolean), ids(urls, 'u'));
   },
+  'post /v3/cohort/facets': async (e, { body, json }) => {
+    // Each value's count excludes the attribute's own filter: Modality counts patients under collection_id and instanceCount only.
+    const ranges = body!.filters.ranges as Record<string, { gte?: number }>;
+    assert.deepEqual(Object.keys(ranges), ['instanceCount']);
+    const others = where({ terms: { collection_id: body!.filters.terms.collection_id } });
+    const want = await e.rows(
+      `SELECT Modality AS value, count(DISTINCT PatientID) AS n FROM "index" WHERE ${others.sql} AND instanceCount >= ? AND Modality IS NOT NULL GROUP BY 1 ORDER BY n DESC, value`,
+      [...others.params, ranges.instanceCount!.gte!],
+    );
+    const got = json.facets.Modality.values as Json[];
+    assert.ok(want.length > 0, 'the example selects patients');
+    for (const w of want) assert.equal(got.find((v) => v.value === w.value)?.count, Number(w.n), `Modality ${w.value}`);
+    const all = where({ terms: body!.filters.terms });
+    const totals = (await e.one(`SELECT count(*) AS series, count(DISTINCT PatientID) AS patients FROM "index" WHERE ${all.sql} AND instanceCount >= ?`, [...all.params, ranges.instanceCount!.gte!]))!;
+    assert.deepEqual([json.totals.series, json.totals.patients], [Number(totals.series), Number(totals.patients)]);
+  },
+  'post /v3/cohort/table': async (e, { body, json }) => {
+    assert.equal(body!.level, 'studies');
+    const w = where(body!.filters);
+    const rows = await e.rows(
+      `SELECT StudyInstanceUID, count(*) AS series FROM "index" WHERE ${w.sql} GROUP BY collection_id, PatientID, StudyInstanceUID
+       ORDER BY series DESC, collection_id, PatientID, StudyInstanceUID LIMIT ?`,
+      [...w.params, body!.page_size],
+    );
+    assert.deepEqual(json.rows.map((r: Json) => [r.StudyInstanceUID, r.series]), rows.map((r) => [r.StudyInstanceUID, Number(r.series)]));
+  },
   'post /v3/series/lookup': async (e, { body, json }) => {
     const rows = await e.rows(`SELECT SeriesInstanceUID FROM "index" WHERE crdc_series_uuid = ?`, [body!.crdc_series_uuid[0]]);
     assert.ok(rows.length > 0, 'the example is a series of the served data');

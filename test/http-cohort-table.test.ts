@@ -102,5 +102,6 @@ test('bad requests say what to fix', async () => {
   }
   const clamped = await table({ page_size: 10_000_000 });
   assert.equal(clamped.page_size, s.ctx.config.maxPageSize);
-  assert.ok(clamped.warnings.some((w) => w.includes('clamped')));
+  const cap = s.ctx.config.maxPageSize;
+  assert.ok(clamped.warnings.includes(`page_size 10000000 is above the cap of ${cap}; lowered to ${cap}.`), JSON.stringify(clamped.warnings));
 });

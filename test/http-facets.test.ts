@@ -257,7 +257,7 @@ test('bad requests are refused with a message that says what to fix', async () =
   const cases: [unknown, number, RegExp][] = [
     [{ attributes: ['Modalty'] }, 400, /Unknown attribute 'Modalty' in attributes\. Did you mean 'Modality'\?/],
     [{ count: 'cases' }, 400, /count must be one of patients, studies, series; got "cases"/],
-    [{ limit: 0 }, 400, /limit must be an integer from 1 to/],
+    [{ limit: 0 }, 422, /limit must be an integer from 1 to/],
     [{ filters: { terms: { Modalty: ['CT'] } } }, 400, /Unknown term filter attribute 'Modalty'/],
     [{ filters: { ranges: { StudyDate: { gte: 2001 } } } }, 400, /YYYY-MM-DD/],
     [{ terms: { Modality: ['CT'] } }, 422, /Unknown member "terms"/],

@@ -144,6 +144,7 @@ before(async () => {
       args: { attributes: ['Modalty'], limit: 5 },
       rest: { method: 'POST', path: '/v3/cohort/facets', body: { attributes: ['Modalty'], limit: 5 } },
       status: 400,
+      words: [['(GET /v3/attributes)', '(list_attributes)']],
     },
   ];
 });
