@@ -1,8 +1,16 @@
-// Configuration from the environment, with defaults that work out of the box.
-// Every setting is an IDQS_* variable except PORT and HOST; CLI flags win.
+// Configuration from the environment: one schema of every setting (its
+// variable, type, bounds, default and meaning), checked once at start-up with
+// every problem reported at once, cross-checks (a default never above its
+// cap) and unknown IDQS_* names refused with a "did you mean". Every setting
+// is an IDQS_* variable except PORT and HOST; CLI flags win.
 
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { Ajv, type ErrorObject } from 'ajv';
+import { suggest, suggestionText } from './core/suggest.ts';
+
+export type TrustProxy = boolean | number | string[];
 
 export interface Config {
   host: string;
@@ -16,12 +24,22 @@ export interface Config {
   cacheDir: string;
   scale: number;
   seed: number;
-  /** Curated queries (counts, manifests, discovery). */
+  /** Curated queries (counts, manifests, discovery): engine budget, connections, their queue and deadlines. */
   memoryLimit: string;
   threads: number;
   connections: number;
+  queue: number;
+  queueTimeoutMs: number;
+  queryTimeoutMs: number;
   tempDirSize: string;
-  /** Caller SQL budget. */
+  /** Streamed exports (manifest.txt, /v2 pages): how many at once, their queue, run deadline, spool and write deadlines. */
+  exports: number;
+  exportQueue: number;
+  exportTimeoutMs: number;
+  exportBufferMb: number;
+  writeTimeoutMs: number;
+  streamMaxS: number;
+  /** Caller SQL: worker processes, their memory, queue, deadline and result caps. */
   sqlMemoryLimit: string;
   sqlThreads: number;
   sqlConnections: number;
@@ -29,6 +47,10 @@ export interface Config {
   sqlTimeoutMs: number;
   sqlMaxRows: number;
   sqlMaxRowsCap: number;
+  sqlMaxBytes: number;
+  /** Facet counts (computed in the server process): how many at once, and their queue. */
+  facetSlots: number;
+  facetQueue: number;
   clinicalMaxRows: number;
   clinicalMaxRowsCap: number;
   pageSize: number;
@@ -37,37 +59,158 @@ export interface Config {
   valuesLimit: number;
   valuesLimitCap: number;
   viewerBaseUrl: string;
-  /** Public base URL of this API (behind a proxy), used in generated download commands. */
+  /** Public base URL of this API (behind a proxy), used in every absolute URL it returns. */
   publicUrl: string | null;
+  /** Host names (host or host:port) a request may name for the absolute URLs of its answer; loopback names always may. */
+  allowedHosts: string[];
+  /** Which proxies' X-Forwarded-* headers to believe: false, true, a hop count, or addresses/CIDRs. */
+  trustProxy: TrustProxy;
   /** Endpoint overrides of the object stores (a mirror or a local S3-compatible server); null = the dataset's own. */
   cloud1Endpoint: string | null;
   cloud2Endpoint: string | null;
   build: string | null;
   logLevel: string;
   sqlLogMode: 'snippet' | 'hash';
+  /** HTTP hygiene: body size, header/body/keep-alive deadlines, connection cap, shutdown deadline. */
   bodyLimit: number;
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+  shutdownS: number;
   hstsMaxAge: number;
-  /** /v2 manifests: default and largest page, and how long a page may take before the answer is a 202. */
+  /** /v2 manifests: default and largest page, how long a page may take before the answer is a 202, and parked pages. */
   v2PageSize: number;
   v2MaxPageSize: number;
   v2DeadlineMs: number;
+  v2OrphanMs: number;
+  v2Parked: number;
   /** Memory for /v2 manifests being paged (materialized once, then sliced), MB. */
   v2CacheMb: number;
   /** Extra secret mixed into the signing key of /v2 page tokens (same value on every replica). */
   tokenSecret: string;
 }
 
-function num(env: NodeJS.ProcessEnv, name: string, def: number, min = -Infinity): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const v = Number(raw);
-  if (!Number.isFinite(v) || v < min) throw new Error(`${name}=${JSON.stringify(raw)} is not a number >= ${min}`);
-  return v;
+/** A size the engine reads: 512MB, 2 GB, 1.5GiB, 100KB. */
+const SIZE = '^[0-9]+(\\.[0-9]+)?\\s*([kKmMgGtT]i?[bB]|[bB])$';
+const HTTP_URL = '^https?://[^\\s/?#]+(/[^\\s?#]*)?$';
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+const int = (def: number, min: number, max = Number.MAX_SAFE_INTEGER) => Type.Integer({ default: def, minimum: min, maximum: max });
+const size = (def: string) => Type.String({ default: def, pattern: SIZE, description: 'a size such as 512MB or 2GB' });
+const url = () => Type.String({ pattern: HTTP_URL, description: 'an http(s) URL' });
+const oneOf = (def: string, values: string[]) => Type.String({ default: def, enum: values });
+
+interface Setting {
+  key: keyof Config;
+  schema: TSchema;
+  /** What the README's configuration table says of it. */
+  doc: string;
+  /** Read from the raw string before the schema sees it (lists, special words). */
+  parse?: (raw: string) => unknown;
 }
 
-function str(env: NodeJS.ProcessEnv, name: string, def: string): string {
-  const raw = env[name];
-  return raw === undefined || raw === '' ? def : raw;
+/** Every setting, by environment variable. */
+export const SETTINGS: Record<string, Setting> = {
+  PORT: { key: 'port', schema: int(8000, 0, 65535), doc: 'port `idqs serve` listens on' },
+  HOST: { key: 'host', schema: Type.String({ default: '127.0.0.1', minLength: 1 }), doc: 'interface `idqs serve` binds' },
+  IDQS_DB: { key: 'db', schema: Type.String({ minLength: 1 }), doc: 'prebuilt database to serve; unset = the default dataset' },
+  IDQS_RELEASE: { key: 'release', schema: Type.String({ minLength: 1 }), doc: 'real release to serve (`25.0.5`, `latest`)' },
+  IDQS_RELEASE_SOURCE: { key: 'releaseSource', schema: oneOf('gcs', ['gcs', 'github', 'pypi']), doc: 'where to fetch it' },
+  IDQS_CACHE_DIR: { key: 'cacheDir', schema: Type.String({ minLength: 1 }), doc: 'generated datasets, fetched releases and built databases' },
+  IDQS_SCALE: { key: 'scale', schema: Type.Number({ default: 0.05, exclusiveMinimum: 0, maximum: 10 }), doc: 'size of the default dataset (1.0 ≈ the real corpus)' },
+  IDQS_SEED: { key: 'seed', schema: int(42, 0), doc: 'seed of the default dataset' },
+  IDQS_MEMORY_LIMIT: { key: 'memoryLimit', schema: size('3GB'), doc: 'engine memory of curated queries' },
+  IDQS_THREADS: { key: 'threads', schema: int(2, 1, 256), doc: 'engine threads of curated queries' },
+  IDQS_CONNECTIONS: { key: 'connections', schema: int(8, 1, 256), doc: 'curated queries run at once' },
+  IDQS_QUEUE: { key: 'queue', schema: int(64, 0, 100_000), doc: 'curated queries that may wait for a connection (503 `busy` beyond)' },
+  IDQS_QUEUE_TIMEOUT_MS: { key: 'queueTimeoutMs', schema: int(10_000, 1), doc: 'longest wait for a slot of any budget (503 `busy` after)' },
+  IDQS_QUERY_TIMEOUT_MS: { key: 'queryTimeoutMs', schema: int(30_000, 1), doc: 'run deadline of a curated query (504 `query_timeout`)' },
+  IDQS_TEMP_DIR_SIZE: { key: 'tempDirSize', schema: size('4GB'), doc: 'cap on engine spill files (shared by caller-SQL workers)' },
+  IDQS_EXPORTS: { key: 'exports', schema: int(8, 1, 10_000), doc: 'streamed exports (manifest.txt, /v2 pages) in flight, writing included' },
+  IDQS_EXPORT_QUEUE: { key: 'exportQueue', schema: int(16, 0, 100_000), doc: 'exports that may wait for a slot' },
+  IDQS_EXPORT_TIMEOUT_MS: { key: 'exportTimeoutMs', schema: int(120_000, 1), doc: 'run deadline of an export’s queries' },
+  IDQS_EXPORT_BUFFER_MB: { key: 'exportBufferMb', schema: int(32, 1, 4096), doc: 'most an export spools ahead of its client (then it pauses and re-reads)' },
+  IDQS_WRITE_TIMEOUT_MS: { key: 'writeTimeoutMs', schema: int(30_000, 1), doc: 'a streamed response whose client takes no byte for this long is cut' },
+  IDQS_STREAM_MAX_S: { key: 'streamMaxS', schema: int(600, 1), doc: 'longest a streamed response may take, however fast its client reads' },
+  IDQS_SQL_MEMORY_LIMIT: { key: 'sqlMemoryLimit', schema: size('2GB'), doc: 'memory of caller SQL, split among its worker processes (a hard cap each)' },
+  IDQS_SQL_THREADS: { key: 'sqlThreads', schema: int(1, 1, 256), doc: 'engine threads per caller-SQL worker' },
+  IDQS_SQL_CONNECTIONS: { key: 'sqlConnections', schema: int(4, 1, 64), doc: 'caller-SQL worker processes (queries at once)' },
+  IDQS_SQL_QUEUE: { key: 'sqlQueue', schema: int(32, 0, 100_000), doc: 'caller queries that may wait for a worker' },
+  IDQS_SQL_TIMEOUT_MS: { key: 'sqlTimeoutMs', schema: int(30_000, 1), doc: 'caller SQL is stopped after this (504 `query_timeout`), its worker replaced if it does not stop' },
+  IDQS_SQL_MAX_ROWS: { key: 'sqlMaxRows', schema: int(5000, 1), doc: 'default `max_rows` of `/v3/sql`' },
+  IDQS_SQL_MAX_ROWS_CAP: { key: 'sqlMaxRowsCap', schema: int(10_000, 1), doc: 'ceiling of `max_rows`' },
+  IDQS_SQL_MAX_BYTES: { key: 'sqlMaxBytes', schema: int(32 * 1024 * 1024, 1024, 2 ** 31), doc: 'byte budget of a SQL result (JSON rows); cut with `truncated_reason: max_bytes`' },
+  IDQS_FACET_SLOTS: { key: 'facetSlots', schema: int(1, 1, 64), doc: 'facet counts computed at once' },
+  IDQS_FACET_QUEUE: { key: 'facetQueue', schema: int(16, 0, 100_000), doc: 'facet requests that may wait' },
+  IDQS_CLINICAL_MAX_ROWS: { key: 'clinicalMaxRows', schema: int(5000, 1), doc: 'default `max_rows` of clinical rows' },
+  IDQS_CLINICAL_MAX_ROWS_CAP: { key: 'clinicalMaxRowsCap', schema: int(10_000, 1), doc: 'its ceiling' },
+  IDQS_PAGE_SIZE: { key: 'pageSize', schema: int(100, 1), doc: 'manifest page size default' },
+  IDQS_MAX_PAGE_SIZE: { key: 'maxPageSize', schema: int(5000, 1), doc: 'manifest page size ceiling' },
+  IDQS_MANIFEST_CAP: { key: 'manifestCap', schema: int(100_000, 1), doc: 'most URLs one manifest.txt returns' },
+  IDQS_VALUES_LIMIT: { key: 'valuesLimit', schema: int(100, 1), doc: 'attribute values default' },
+  IDQS_VALUES_LIMIT_CAP: { key: 'valuesLimitCap', schema: int(10_000, 1), doc: 'attribute values ceiling' },
+  IDQS_VIEWER_BASE_URL: { key: 'viewerBaseUrl', schema: { ...url(), default: 'https://viewer.imaging.datacommons.cancer.gov' }, doc: 'base of viewer links' },
+  IDQS_PUBLIC_URL: { key: 'publicUrl', schema: url(), doc: 'public base URL of the API, used in every absolute URL it returns' },
+  IDQS_ALLOWED_HOSTS: {
+    key: 'allowedHosts',
+    schema: Type.Array(Type.String({ pattern: '^(\\*|[A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?$' }), { default: [] }),
+    doc: 'host names (comma-separated, `*` for any) a request may name for the absolute URLs of its answer when `IDQS_PUBLIC_URL` is unset; loopback names always may',
+    parse: (raw) => raw.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+  },
+  IDQS_TRUST_PROXY: {
+    key: 'trustProxy',
+    schema: Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: 64 }), Type.Array(Type.String({ pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$' }), { minItems: 1 })], {
+      default: false,
+      description: 'false, true, a hop count, or proxy addresses/CIDRs separated by commas',
+    }),
+    doc: 'believe X-Forwarded-Proto/-Host/-For from: `false`, `true` (any), a hop count, or proxy addresses/CIDRs (comma-separated)',
+    parse: (raw) => {
+      const s = raw.trim().toLowerCase();
+      if (s === 'true' || s === 'false') return s === 'true';
+      if (/^[0-9]+$/.test(s)) return Number(s);
+      return /^[0-9a-f:.,/\s]+$/.test(s) ? s.split(',').map((x) => x.trim()).filter(Boolean) : raw;
+    },
+  },
+  IDQS_CLOUD1_ENDPOINT: { key: 'cloud1Endpoint', schema: url(), doc: 'replaces the first store’s endpoint in download commands and payloads' },
+  IDQS_CLOUD2_ENDPOINT: { key: 'cloud2Endpoint', schema: url(), doc: 'replaces the second store’s endpoint' },
+  IDQS_BUILD: { key: 'build', schema: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' }), doc: 'build stamp reported as `api_version+build`' },
+  IDQS_LOG_LEVEL: { key: 'logLevel', schema: oneOf('info', LOG_LEVELS), doc: 'log level' },
+  IDQS_SQL_LOG_MODE: { key: 'sqlLogMode', schema: oneOf('snippet', ['snippet', 'hash']), doc: 'caller SQL in the log: a 200-character snippet or a hash' },
+  IDQS_BODY_LIMIT: { key: 'bodyLimit', schema: int(1_048_576, 1024, 2 ** 30), doc: 'largest request body, bytes (413 beyond)' },
+  IDQS_REQUEST_TIMEOUT_MS: { key: 'requestTimeoutMs', schema: int(30_000, 100), doc: 'a request (headers and body) must arrive within this (408 after)' },
+  IDQS_HEADERS_TIMEOUT_MS: { key: 'headersTimeoutMs', schema: int(10_000, 100), doc: 'its headers must arrive within this; also closes connections that send nothing' },
+  IDQS_KEEP_ALIVE_TIMEOUT_MS: { key: 'keepAliveTimeoutMs', schema: int(5000, 100), doc: 'an idle kept-alive connection is closed after this' },
+  IDQS_MAX_CONNECTIONS: { key: 'maxConnections', schema: int(1000, 1), doc: 'open connections at most (more are refused)' },
+  IDQS_SHUTDOWN_S: { key: 'shutdownS', schema: Type.Number({ default: 10, minimum: 0, maximum: 3600 }), doc: 'on SIGTERM/SIGINT: finish in-flight work within this, then cut it and exit' },
+  IDQS_HSTS_MAX_AGE: { key: 'hstsMaxAge', schema: int(31_536_000, 0), doc: '`Strict-Transport-Security` max-age; `0` disables' },
+  IDQS_V2_PAGE_SIZE: { key: 'v2PageSize', schema: int(1000, 1), doc: '`/v2` manifest page size default' },
+  IDQS_V2_MAX_PAGE_SIZE: { key: 'v2MaxPageSize', schema: int(50_000, 1), doc: '`/v2` page size maximum (larger requests are lowered to it)' },
+  IDQS_V2_DEADLINE_MS: { key: 'v2DeadlineMs', schema: int(25_000, 1), doc: 'a `/v2` page slower than this answers 202 with a token that collects it' },
+  IDQS_V2_ORPHAN_MS: { key: 'v2OrphanMs', schema: int(60_000, 1), doc: 'a page parked by a 202 and not collected within this is cancelled' },
+  IDQS_V2_PARKED: { key: 'v2Parked', schema: int(32, 0, 10_000), doc: 'pages parked at once (503 `busy` beyond)' },
+  IDQS_V2_CACHE_MB: { key: 'v2CacheMb', schema: int(512, 0), doc: 'memory for `/v2` manifests being paged; `0` disables' },
+  IDQS_TOKEN_SECRET: { key: 'tokenSecret', schema: Type.String({ default: '' }), doc: 'extra secret in the signing key of `/v2` page tokens' },
+};
+
+/** IDQS_* variables read by other parts (the downloader, tests, benchmarks, release sources), not settings of the service. */
+export const OTHER_VARIABLES: Record<string, string> = {
+  IDQS_API: 'idqs download: the service that resolves cohorts',
+  IDQS_DOWNLOAD_RETRY_BASE_MS: 'idqs download: first retry delay (tests)',
+  IDQS_DOWNLOAD_LIST_PAGE: 'idqs download: listing page size (tests)',
+  IDQS_RELEASE_GCS_URL: 'release source base URL',
+  IDQS_RELEASE_GITHUB_URL: 'release source base URL',
+  IDQS_PYPI_INDEX: 'release source: package index',
+  IDQS_SKIP_REAL_DATA: 'npm test: skip the real-release tests',
+  IDQS_BENCH_DIR: 'bench:data: scratch folder',
+};
+
+/** A configuration that cannot start: every problem, one per line, each naming its variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
 }
 
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -76,49 +219,103 @@ export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(xdg, 'idqs');
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const sqlLogMode = str(env, 'IDQS_SQL_LOG_MODE', 'snippet');
-  if (sqlLogMode !== 'snippet' && sqlLogMode !== 'hash') throw new Error(`IDQS_SQL_LOG_MODE must be snippet or hash; got ${sqlLogMode}`);
-  return {
-    host: str(env, 'HOST', '127.0.0.1'),
-    port: num(env, 'PORT', 8000, 0),
-    db: env.IDQS_DB || null,
-    release: env.IDQS_RELEASE || null,
-    releaseSource: str(env, 'IDQS_RELEASE_SOURCE', 'gcs'),
-    cacheDir: defaultCacheDir(env),
-    scale: num(env, 'IDQS_SCALE', 0.05, 0.0001),
-    seed: num(env, 'IDQS_SEED', 42, 0),
-    memoryLimit: str(env, 'IDQS_MEMORY_LIMIT', '3GB'),
-    threads: num(env, 'IDQS_THREADS', 2, 1),
-    connections: num(env, 'IDQS_CONNECTIONS', 8, 1),
-    tempDirSize: str(env, 'IDQS_TEMP_DIR_SIZE', '4GB'),
-    sqlMemoryLimit: str(env, 'IDQS_SQL_MEMORY_LIMIT', '2GB'),
-    sqlThreads: num(env, 'IDQS_SQL_THREADS', 1, 1),
-    sqlConnections: num(env, 'IDQS_SQL_CONNECTIONS', 4, 1),
-    sqlQueue: num(env, 'IDQS_SQL_QUEUE', 32, 0),
-    sqlTimeoutMs: num(env, 'IDQS_SQL_TIMEOUT_MS', 30_000, 1),
-    sqlMaxRows: num(env, 'IDQS_SQL_MAX_ROWS', 5000, 1),
-    sqlMaxRowsCap: num(env, 'IDQS_SQL_MAX_ROWS_CAP', 10_000, 1),
-    clinicalMaxRows: num(env, 'IDQS_CLINICAL_MAX_ROWS', 5000, 1),
-    clinicalMaxRowsCap: num(env, 'IDQS_CLINICAL_MAX_ROWS_CAP', 10_000, 1),
-    pageSize: num(env, 'IDQS_PAGE_SIZE', 100, 1),
-    maxPageSize: num(env, 'IDQS_MAX_PAGE_SIZE', 5000, 1),
-    manifestCap: num(env, 'IDQS_MANIFEST_CAP', 100_000, 1),
-    valuesLimit: num(env, 'IDQS_VALUES_LIMIT', 100, 1),
-    valuesLimitCap: num(env, 'IDQS_VALUES_LIMIT_CAP', 10_000, 1),
-    viewerBaseUrl: str(env, 'IDQS_VIEWER_BASE_URL', 'https://viewer.imaging.datacommons.cancer.gov').replace(/\/+$/, ''),
-    publicUrl: env.IDQS_PUBLIC_URL ? env.IDQS_PUBLIC_URL.replace(/\/+$/, '') : null,
-    cloud1Endpoint: env.IDQS_CLOUD1_ENDPOINT ? env.IDQS_CLOUD1_ENDPOINT.replace(/\/+$/, '') : null,
-    cloud2Endpoint: env.IDQS_CLOUD2_ENDPOINT ? env.IDQS_CLOUD2_ENDPOINT.replace(/\/+$/, '') : null,
-    build: env.IDQS_BUILD || null,
-    logLevel: str(env, 'IDQS_LOG_LEVEL', 'info'),
-    sqlLogMode,
-    bodyLimit: num(env, 'IDQS_BODY_LIMIT', 1_048_576, 1024),
-    hstsMaxAge: num(env, 'IDQS_HSTS_MAX_AGE', 31_536_000, 0),
-    v2PageSize: num(env, 'IDQS_V2_PAGE_SIZE', 1000, 1),
-    v2MaxPageSize: num(env, 'IDQS_V2_MAX_PAGE_SIZE', 50_000, 1),
-    v2DeadlineMs: num(env, 'IDQS_V2_DEADLINE_MS', 25_000, 1),
-    v2CacheMb: num(env, 'IDQS_V2_CACHE_MB', 512, 0),
-    tokenSecret: str(env, 'IDQS_TOKEN_SECRET', ''),
+/** Bytes of a size setting (512MB, 2 GB, 1.5GiB). */
+export function sizeBytes(s: string): number {
+  const m = /^([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?)b$/i.exec(s.trim());
+  if (!m) throw new Error(`not a size: ${s}`);
+  const base = m[3] ? 1024 : 1000;
+  return Math.round(Number(m[1]) * base ** ' kmgt'.indexOf(m[2]!.toLowerCase() || ' '));
+}
+
+let validators: { coerced: ReturnType<Ajv['compile']>; parsed: ReturnType<Ajv['compile']> } | undefined;
+
+/**
+ * Two validators: plain settings arrive as strings and are coerced (allErrors:
+ * every problem at once); settings read by their own parser (lists, words or
+ * numbers) are checked as they are, since coercion inside a union would turn 1 into true.
+ */
+function compile() {
+  const of = (parsed: boolean) => {
+    const properties: Record<string, TSchema> = {};
+    for (const [name, s] of Object.entries(SETTINGS)) if (Boolean(s.parse) === parsed) properties[name] = Type.Optional(s.schema);
+    return new Ajv({ allErrors: true, coerceTypes: !parsed, useDefaults: true, strict: false }).compile(Type.Object(properties));
   };
+  return { coerced: of(false), parsed: of(true) };
+}
+
+function describe(e: ErrorObject, raw: Record<string, unknown>): string {
+  const name = e.instancePath.split('/')[1] ?? '?';
+  const value = JSON.stringify(raw[name]);
+  const schema = SETTINGS[name]?.schema as { description?: string } | undefined;
+  switch (e.keyword) {
+    case 'type':
+      return `${name}=${value} must be ${e.params.type === 'integer' ? 'an integer (no fraction)' : `a ${e.params.type}`}`;
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+      return `${name}=${value} must be ${e.params.comparison} ${e.params.limit}`;
+    case 'anyOf':
+      return `${name}=${value} must be ${schema?.description ?? 'one of the accepted forms'}`;
+    case 'enum':
+      return `${name}=${value} must be one of ${(e.params.allowedValues as string[]).join(', ')}`;
+    case 'pattern':
+      return `${name}=${value} must be ${schema?.description ?? `of the form ${e.params.pattern}`}`;
+    default:
+      return `${name}=${value} ${e.message ?? 'is invalid'}`;
+  }
+}
+
+/** Default ≤ cap pairs: a default above its cap would make every request a client error. */
+const CAPS: [string, string][] = [
+  ['IDQS_SQL_MAX_ROWS', 'IDQS_SQL_MAX_ROWS_CAP'],
+  ['IDQS_CLINICAL_MAX_ROWS', 'IDQS_CLINICAL_MAX_ROWS_CAP'],
+  ['IDQS_PAGE_SIZE', 'IDQS_MAX_PAGE_SIZE'],
+  ['IDQS_VALUES_LIMIT', 'IDQS_VALUES_LIMIT_CAP'],
+  ['IDQS_V2_PAGE_SIZE', 'IDQS_V2_MAX_PAGE_SIZE'],
+];
+
+/** The configuration of `env`, or a ConfigError listing every problem. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const raw: Record<string, unknown> = {};
+  for (const [name, s] of Object.entries(SETTINGS)) {
+    const v = env[name];
+    if (v === undefined || v === '') continue;
+    raw[name] = s.parse ? s.parse(v) : v;
+  }
+  for (const name of Object.keys(env)) {
+    if (!name.startsWith('IDQS_') || name in SETTINGS || name in OTHER_VARIABLES || env[name] === undefined) continue;
+    const near = suggest(name, [...Object.keys(SETTINGS), ...Object.keys(OTHER_VARIABLES)].filter((n) => n.startsWith('IDQS_')));
+    problems.push(`${name} is not a setting.${suggestionText(near)} The settings are listed in the README (Configuration).`);
+  }
+  const data: Record<string, unknown> = { ...raw };
+  validators ??= compile();
+  for (const v of [validators.coerced, validators.parsed]) {
+    if (v(data)) continue;
+    const errors = v.errors ?? [];
+    // A union reports each branch and then anyOf: say it once, in the setting's own words.
+    const unions = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+    for (const e of errors) if (e.keyword === 'anyOf' || !unions.has(e.instancePath)) problems.push(describe(e, raw));
+  }
+  const bad = new Set(problems.map((p) => p.split(/[=\s]/)[0]));
+  {
+    for (const [def, cap] of CAPS) {
+      if (!bad.has(def) && !bad.has(cap) && (data[def] as number) > (data[cap] as number)) {
+        problems.push(`${def}=${data[def]} is above ${cap}=${data[cap]}: a default must not exceed its cap; lower ${def} or raise ${cap}.`);
+      }
+    }
+    for (const name of ['IDQS_MEMORY_LIMIT', 'IDQS_SQL_MEMORY_LIMIT', 'IDQS_TEMP_DIR_SIZE']) {
+      if (!bad.has(name) && sizeBytes(String(data[name])) < 16 * 1024 * 1024) problems.push(`${name}=${JSON.stringify(data[name])} is below 16MB, too little for the engine.`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const cfg = { cacheDir: defaultCacheDir(env) } as Record<string, unknown>;
+  for (const [name, s] of Object.entries(SETTINGS)) {
+    if (name === 'IDQS_CACHE_DIR') continue;
+    cfg[s.key] = data[name] ?? null;
+  }
+  const trim = (u: unknown) => (typeof u === 'string' ? u.replace(/\/+$/, '') : null);
+  for (const k of ['viewerBaseUrl', 'publicUrl', 'cloud1Endpoint', 'cloud2Endpoint'] as const) cfg[k] = trim(cfg[k]);
+  return cfg as unknown as Config;
 }

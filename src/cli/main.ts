@@ -6,7 +6,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadConfig, type Config } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { IdqsError } from '../core/errors.ts';
 import { applyLimit, restLimits } from '../contract/limits.ts';
 import { registerDownload } from '../download/command.ts';
@@ -292,6 +292,11 @@ registerDownload(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   if (e instanceof IdqsError) process.exit(reportCoreError(e));
+  // A configuration that cannot start is a mistake in the command's environment, like a bad flag.
+  if (e instanceof ConfigError) {
+    process.stderr.write(`error: ${e.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
   process.exit(1);
 });
