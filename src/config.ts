@@ -10,7 +10,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
 import { suggest, suggestionText } from './core/suggest.ts';
 
-export type TrustProxy = boolean | number | string[];
+export type TrustProxy = boolean | string[];
 
 export interface Config {
   host: string;
@@ -63,7 +63,7 @@ export interface Config {
   publicUrl: string | null;
   /** Host names (host or host:port) a request may name for the absolute URLs of its answer; loopback names always may. */
   allowedHosts: string[];
-  /** Which proxies' X-Forwarded-* headers to believe: false, true, a hop count, or addresses/CIDRs. */
+  /** Which proxies' X-Forwarded-* headers to believe: false, true (any), or their addresses/CIDRs. */
   trustProxy: TrustProxy;
   /** Endpoint overrides of the object stores (a mirror or a local S3-compatible server); null = the dataset's own. */
   cloud1Endpoint: string | null;
@@ -160,16 +160,15 @@ export const SETTINGS: Record<string, Setting> = {
   },
   IDQS_TRUST_PROXY: {
     key: 'trustProxy',
-    schema: Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: 64 }), Type.Array(Type.String({ pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$' }), { minItems: 1 })], {
+    schema: Type.Union([Type.Boolean(), Type.Array(Type.String({ pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$|^(loopback|linklocal|uniquelocal)$' }), { minItems: 1 })], {
       default: false,
-      description: 'false, true, a hop count, or proxy addresses/CIDRs separated by commas',
+      description: 'false, true (any peer), or the proxies\' addresses or CIDRs separated by commas (loopback, linklocal and uniquelocal name those ranges)',
     }),
-    doc: 'believe X-Forwarded-Proto/-Host/-For from: `false`, `true` (any), a hop count, or proxy addresses/CIDRs (comma-separated)',
+    doc: 'believe X-Forwarded-Proto/-Host/-For from: `false`, `true` (any peer), or the proxies’ addresses/CIDRs (comma-separated; `loopback` names 127.0.0.1/8 and ::1)',
     parse: (raw) => {
       const s = raw.trim().toLowerCase();
       if (s === 'true' || s === 'false') return s === 'true';
-      if (/^[0-9]+$/.test(s)) return Number(s);
-      return /^[0-9a-f:.,/\s]+$/.test(s) ? s.split(',').map((x) => x.trim()).filter(Boolean) : raw;
+      return s.split(',').map((x) => x.trim()).filter(Boolean);
     },
   },
   IDQS_CLOUD1_ENDPOINT: { key: 'cloud1Endpoint', schema: url(), doc: 'replaces the first store’s endpoint in download commands and payloads' },

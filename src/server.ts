@@ -8,6 +8,8 @@ import type { AppContext } from './core/context.ts';
 import { buildApp, type AppOptions } from './http/app.ts';
 import { mcpHttp } from './mcp/http.ts';
 
+export { drain } from './http/shutdown.ts';
+
 export async function buildServer(ctx: AppContext, opts: Omit<AppOptions, 'extensions'> = {}): Promise<FastifyInstance> {
   return buildApp(ctx, { ...opts, extensions: [async (app, log) => void (await app.register(mcpHttp, { log }))] });
 }

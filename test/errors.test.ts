@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { startServer, testDataset, type TestServer } from './fixture.ts';
+import { startServer, testDataset, withoutRequestId, type TestServer } from './fixture.ts';
 
 const CLI = fileURLToPath(new URL('../bin/idqs.cjs', import.meta.url));
 
@@ -98,7 +98,7 @@ test('/v2 keeps its own envelope for core errors, with the status mirrored', asy
   const r = await s.get('/v2/filters/values/NoSuchFilter');
   assert.equal(r.status, 400);
   assert.equal(r.headers.get('cache-control'), 'no-store');
-  assert.deepEqual(await r.json(), { code: 400, message: 'Invalid filter ID' });
+  assert.deepEqual(withoutRequestId(await r.json()), { code: 400, message: 'Invalid filter ID' });
 });
 
 test('the command line names flags, exits 2 for what the caller can fix, and lowers a cap with a warning like the API', async () => {

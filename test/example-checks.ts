@@ -47,6 +47,13 @@ export const V3_EXAMPLE_CHECKS: Record<string, Check> = {
     assert.equal(json.docs, '/v3/docs');
   },
   'get /v3/health': async (_e, { json }) => assert.deepEqual(json, { status: 'ok' }),
+  'get /v3/ready': async (e, { json }) => {
+    assert.equal(json.status, 'ready');
+    assert.equal(json.checks.database, 'ok');
+    assert.deepEqual(Object.keys(json.checks.budgets).sort(), ['curated', 'exports', 'facets', 'sql']);
+    // The database it says is readable answers.
+    assert.ok(Number((await e.one('SELECT count(*) AS n FROM "index"'))!.n) > 0);
+  },
   'get /v3/version': async (e, { json }) => {
     const meta = JSON.parse(String((await e.one(`SELECT value FROM idqs_meta.dataset WHERE key = 'metadata'`))!.value)) as Json;
     assert.equal(json.idc_version, meta.release);

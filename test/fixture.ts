@@ -84,3 +84,16 @@ export async function startServer(overrides: Partial<Config> = {}, db?: string):
       }),
   };
 }
+
+/** An error body without its request id, which is checked to be there (every error body carries one). */
+export function withoutRequestId(body: unknown): unknown {
+  const b = body as Record<string, unknown> & { error?: Record<string, unknown> };
+  if (b.error && typeof b.error === 'object' && 'code' in b.error) {
+    const { request_id, ...rest } = b.error;
+    if (typeof request_id !== 'string') throw new Error(`no request_id in ${JSON.stringify(body)}`);
+    return { ...b, error: rest };
+  }
+  const { request_id, ...rest } = b;
+  if (typeof request_id !== 'string') throw new Error(`no request_id in ${JSON.stringify(body)}`);
+  return rest;
+}

@@ -39,7 +39,7 @@ async function sqlError(body: unknown, status: number, code: string, message: Re
 test('POST /v3/sql runs the documented example and returns columns, types, rows and the cap', async () => {
   const r = await sql({ sql: 'SELECT Modality, count(*) AS n FROM index GROUP BY 1 ORDER BY n DESC, Modality', max_rows: 20 });
   assert.equal(r.status, 200);
-  assert.deepEqual(Object.keys(r.body), ['columns', 'types', 'rows', 'row_count', 'truncated', 'max_rows']);
+  assert.deepEqual(Object.keys(r.body), ['columns', 'types', 'rows', 'row_count', 'truncated', 'truncated_reason', 'max_rows']);
   const expected = await s.ctx.engine.rows('SELECT Modality, count(*) AS n FROM "index" GROUP BY 1 ORDER BY n DESC, Modality');
   assert.deepEqual(r.body.columns, ['Modality', 'n']);
   assert.deepEqual(r.body.types, ['VARCHAR', 'BIGINT']);
@@ -54,7 +54,7 @@ test('POST /v3/sql runs the documented example and returns columns, types, rows 
 test('max_rows defaults to the configured default and is lowered to the ceiling', async () => {
   const d = await sql({ sql: 'SELECT 1 AS a' });
   assert.equal(d.status, 200);
-  assert.deepEqual(d.body, { columns: ['a'], types: ['INTEGER'], rows: [{ a: 1 }], row_count: 1, truncated: false, max_rows: s.ctx.config.sqlMaxRows });
+  assert.deepEqual(d.body, { columns: ['a'], types: ['INTEGER'], rows: [{ a: 1 }], row_count: 1, truncated: false, truncated_reason: null, max_rows: s.ctx.config.sqlMaxRows });
   assert.equal(s.ctx.config.sqlMaxRows, 5000);
   const c = await sql({ sql: 'SELECT 1 AS a', max_rows: s.ctx.config.sqlMaxRowsCap + 1 });
   assert.equal(c.status, 200);
@@ -91,7 +91,7 @@ test('unsafe or malformed statements are 400 invalid_query with a message that s
   await sqlError({ sql: 'DROP TABLE index' }, 400, 'invalid_query', /read-only SELECT.*starts with "DROP"/);
   await sqlError({ sql: 'SELECT 1; DROP TABLE index' }, 400, 'invalid_query', /single statement is allowed; found 2/);
   await sqlError({ sql: '  -- only a comment' }, 400, 'invalid_query', /Empty query/);
-  await sqlError({ sql: "SELECT * FROM read_csv('/etc/passwd')" }, 400, 'invalid_query', /disabled by configuration/);
+  await sqlError({ sql: "SELECT * FROM read_csv('/etc/passwd')" }, 400, 'invalid_query', /read_csv is refused: it reads files or URLs/);
   await sqlError({ sql: 'WITH x AS (SELECT 1) DELETE FROM index' }, 400, 'invalid_query', /read-only SELECT/);
   await sqlError({ sql: 'SELECT * FROM analysis_results' }, 400, 'invalid_query', /Did you mean "analysis_results_index"/);
   await sqlError({ sql: 'SELECT no_such_column FROM index' }, 400, 'invalid_query', 'no_such_column');
@@ -151,7 +151,7 @@ test('a runaway query is 504 query_timeout at the configured timeout; when every
     const refused = await sql({ sql: 'SELECT 1' }, t);
     assert.equal(refused.status, 503);
     assert.equal(refused.body.error.code, 'busy');
-    assert.match(refused.body.error.message, /at most IDQS_SQL_QUEUE may wait\); retry in a few seconds/);
+    assert.match(refused.body.error.message, /0 may wait \(IDQS_SQL_QUEUE\)\. Retry in a few seconds/);
     assert.equal(refused.headers.get('retry-after'), '2', 'a busy answer says when to retry');
     const r = await slow;
     const elapsed = Date.now() - started;

@@ -3,7 +3,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './fixture.ts';
+import { startServer, withoutRequestId, type TestServer } from './fixture.ts';
 import { V2_EXAMPLE_CHECKS } from './example-checks.ts';
 
 let s: TestServer;
@@ -174,13 +174,13 @@ test('about, swagger and the two OpenAPI documents: each lists only its own inte
 });
 
 test('errors keep the /v2 envelope: unknown route, wrong method, malformed JSON, wrong content type', async () => {
-  assert.deepEqual(await json('/v2/nothing/here', 404), { code: 404, message: 'Method does not exist.' });
+  assert.deepEqual(withoutRequestId(await json('/v2/nothing/here', 404)), { code: 404, message: 'Method does not exist.' });
   const r405 = await s.post('/v2/versions', {});
   assert.equal(r405.status, 405);
   assert.equal(((await r405.json()) as Json).code, 405);
   const bad = await s.post('/v2/cohorts/manifest/preview', '{"cohort_def": ');
   assert.equal(bad.status, 400);
-  assert.deepEqual(await bad.json(), { code: 400, message: 'The browser (or proxy) sent a request that this server could not understand.' });
+  assert.deepEqual(withoutRequestId(await bad.json()), { code: 400, message: 'The browser (or proxy) sent a request that this server could not understand.' });
   const text = await fetch(`${s.url}/v2/cohorts/manifest/preview`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
   assert.equal(text.status, 415);
   assert.equal(((await text.json()) as Json).code, 415);

@@ -4,7 +4,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './fixture.ts';
+import { startServer, withoutRequestId, type TestServer } from './fixture.ts';
 
 let s: TestServer;
 before(async () => {
@@ -247,14 +247,14 @@ test('next_page tokens: POST and GET forms agree, page_size may change, tokens s
   for (const bad of [flipped, tok.slice(0, -2), 'garbage', `${tok}x`]) {
     const r = await s.post(`${PREVIEW}/nextPage`, { next_page: bad });
     assert.equal(r.status, 400);
-    assert.deepEqual(await r.json(), { code: 400, message: `Invalid next_page token ${bad}` });
+    assert.deepEqual(withoutRequestId(await r.json()), { code: 400, message: `Invalid next_page token ${bad}` });
   }
   const missing = await s.get(`${PREVIEW}/nextPage`);
-  assert.deepEqual(await missing.json(), { code: 400, message: 'Invalid next_page token None' });
+  assert.deepEqual(withoutRequestId(await missing.json()), { code: 400, message: 'Invalid next_page token None' });
   const extra = await s.get(`${PREVIEW}/nextPage?next_page=${encodeURIComponent(tok)}&foo=1`);
-  assert.deepEqual(await extra.json(), { code: 400, message: 'Invalid query parameter foo' });
+  assert.deepEqual(withoutRequestId(await extra.json()), { code: 400, message: 'Invalid query parameter foo' });
   const size = await s.get(`${PREVIEW}/nextPage?next_page=${encodeURIComponent(tok)}&page_size=ten`);
-  assert.deepEqual(await size.json(), { code: 400, message: 'Invalid page_size' });
+  assert.deepEqual(withoutRequestId(await size.json()), { code: 400, message: 'Invalid page_size' });
 });
 
 test('202: a page slower than the deadline answers 202 with a token that collects that page', async () => {

@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { startServer, testDataset, type TestServer } from './fixture.ts';
+import { startServer, testDataset, withoutRequestId, type TestServer } from './fixture.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** The agent limits the README documents (default / cap), under the default configuration the test server runs with. */
@@ -283,7 +283,7 @@ test('limits: small defaults, hard caps, truncated flags and a warning when a pa
     const nulls = structured<{ series: number }>(await client.callTool({ name: 'get_cohort_counts', arguments: { terms: null, ranges: null } }));
     assert.equal(nulls.series, total);
     const wrong = structured<ErrorEnvelope>(await client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT 1', max_rows: 'many' } }));
-    assert.deepEqual(wrong.error, { code: 'invalid_request', message: 'arguments.max_rows must be integer.' });
+    assert.deepEqual(withoutRequestId(wrong), { error: { code: 'invalid_request', message: 'arguments.max_rows must be integer.' } });
   } finally {
     await client.close();
   }

@@ -13,6 +13,8 @@ const EXIT_STATUS: Record<ErrorKind, number> = {
   unavailable: 1,
   busy: 1,
   query_timeout: 1,
+  resource_exhausted: 1,
+  cancelled: 130,
 };
 
 export function reportCoreError(e: IdqsError): number {

@@ -27,6 +27,7 @@ const releaseSources = () => import('../core/release/sources.ts');
 const openRelease = async (...a: Parameters<typeof import('../core/release/open.ts').openRelease>) => (await import('../core/release/open.ts')).openRelease(...a);
 const runMcpStdio = async (...a: Parameters<typeof import('./mcp.ts').runMcpStdio>) => (await import('./mcp.ts')).runMcpStdio(...a);
 const buildServer = async (...a: Parameters<typeof import('../server.ts').buildServer>) => (await import('../server.ts')).buildServer(...a);
+const drain = async (...a: Parameters<typeof import('../server.ts').drain>) => (await import('../server.ts')).drain(...a);
 const runSql = async (...a: Parameters<typeof import('../core/services/sql.ts').runSql>) => (await import('../core/services/sql.ts')).runSql(...a);
 const API_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -141,14 +142,23 @@ releaseOptions(serve, true)
     const ctx = await createContext(cfg, db);
     const app = await buildServer(ctx, { logger: { level: cfg.logLevel } });
     const address = await app.listen({ port: o.port, host: o.host });
+    // A warm caller-SQL worker for the first query.
+    ctx.engine.sql.prewarm(1);
     process.stderr.write(`IDQS ${ctx.serverVersion} serving data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''} at ${address} (explorer: ${address}/, docs: ${address}/v3/docs)\n`);
-    const stop = async () => {
-      await app.close();
+    // Graceful stop within IDQS_SHUTDOWN_S whatever the clients do; a second signal stops at once.
+    const stop = async (signal: string) => {
+      process.once('SIGINT', () => process.exit(130));
+      process.once('SIGTERM', () => process.exit(143));
+      const deadlineMs = cfg.shutdownS * 1000;
+      setTimeout(() => process.exit(0), deadlineMs + 2000).unref();
+      process.stderr.write(`${signal}: finishing in-flight requests (at most ${cfg.shutdownS} s)\n`);
+      const outcome = await drain(app, deadlineMs);
       ctx.engine.close();
+      process.stderr.write(outcome === 'clean' ? 'stopped\n' : 'stopped: requests still running at the deadline were cut\n');
       process.exit(0);
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    process.once('SIGINT', () => void stop('SIGINT'));
+    process.once('SIGTERM', () => void stop('SIGTERM'));
   });
 
 const mcp = program

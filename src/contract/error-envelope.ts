@@ -12,6 +12,7 @@ export const ErrorBody = Type.Object(
       code: Type.String({ description: 'Stable machine-readable code, e.g. invalid_query, not_found, query_timeout.' }),
       message: Type.String({ description: 'What went wrong and how to fix it.' }),
       suggestions: Type.Optional(Type.Array(Type.String(), { description: 'Names the request probably meant ("Did you mean ..."), when the message suggests any.' })),
+      request_id: Type.Optional(Type.String({ description: 'Id of the request (also in the X-Request-Id header and the server log); quote it when reporting a problem.' })),
       see: Type.Optional(
         Type.Array(
           Type.Object({
@@ -27,7 +28,7 @@ export const ErrorBody = Type.Object(
 );
 
 export interface ErrorEnvelope {
-  error: { code: string; message: string; suggestions?: string[]; see?: { capability: string; args?: Record<string, string> }[] };
+  error: { code: string; message: string; suggestions?: string[]; see?: { capability: string; args?: Record<string, string> }[]; request_id?: string };
 }
 
 export function errorEnvelope(code: string, message: string): ErrorEnvelope {
@@ -41,5 +42,11 @@ export function envelopeOf(err: IdqsError, words: Words): ErrorEnvelope {
   if (suggestions.length > 0) body.error.suggestions = suggestions;
   const see = err.see;
   if (see.length > 0) body.error.see = see.map((s) => (s.args ? { capability: s.id, args: s.args } : { capability: s.id }));
+  return body;
+}
+
+/** The envelope with the id of the request it answers (after the other members). */
+export function withRequestId(body: ErrorEnvelope, requestId: string | undefined): ErrorEnvelope {
+  if (requestId !== undefined) body.error.request_id = requestId;
   return body;
 }

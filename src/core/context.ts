@@ -3,8 +3,9 @@
 // own version. Built once at start-up; adapters receive it and call services.
 
 import { readFileSync } from 'node:fs';
-import type { Config } from '../config.ts';
-import { Engine } from './engine/engine.ts';
+import { sizeBytes, type Config } from '../config.ts';
+import { Engine, type EngineOptions } from './engine/engine.ts';
+import { detached, forCaller } from './engine/work.ts';
 import { TABLES } from './registry/tables.ts';
 import { checkDbFileName, type DatasetMetadata } from './data/build.ts';
 
@@ -77,20 +78,45 @@ async function loadCatalog(engine: Engine): Promise<Catalog> {
   };
 }
 
+/** The engine's budgets, from the configuration. */
+export function engineOptions(c: Config, path: string): EngineOptions {
+  return {
+    path,
+    curated: {
+      memoryLimit: c.memoryLimit,
+      threads: c.threads,
+      tempDirSize: c.tempDirSize,
+      connections: c.connections,
+      queue: c.queue,
+      queueTimeoutMs: c.queueTimeoutMs,
+      queryTimeoutMs: c.queryTimeoutMs,
+    },
+    exports: {
+      slots: c.exports,
+      queue: c.exportQueue,
+      queueTimeoutMs: c.queueTimeoutMs,
+      timeoutMs: c.exportTimeoutMs,
+      // A streamed response holds its slot while it writes, at most this long.
+      maxHoldMs: c.streamMaxS * 1000 + c.exportTimeoutMs + 5000,
+    },
+    facets: { slots: c.facetSlots, queue: c.facetQueue, queueTimeoutMs: c.queueTimeoutMs },
+    caller: {
+      workers: c.sqlConnections,
+      memoryBytes: sizeBytes(c.sqlMemoryLimit),
+      memoryLimit: c.sqlMemoryLimit,
+      threads: c.sqlThreads,
+      tempDirSize: `${Math.max(16, Math.floor(sizeBytes(c.tempDirSize) / c.sqlConnections / 1e6))}MB`,
+      queue: c.sqlQueue,
+      queueTimeoutMs: c.queueTimeoutMs,
+      timeoutMs: c.sqlTimeoutMs,
+      maxBytes: c.sqlMaxBytes,
+    },
+  };
+}
+
 export async function createContext(config: Config, dbPath: string): Promise<AppContext> {
   checkDbFileName(dbPath);
-  const engine = await Engine.open({
-    path: dbPath,
-    curated: { memoryLimit: config.memoryLimit, threads: config.threads, tempDirSize: config.tempDirSize, connections: config.connections },
-    caller: {
-      memoryLimit: config.sqlMemoryLimit,
-      threads: config.sqlThreads,
-      tempDirSize: config.tempDirSize,
-      connections: config.sqlConnections,
-      maxQueue: config.sqlQueue,
-    },
-    sqlTimeoutMs: config.sqlTimeoutMs,
-  });
+  const engine = await Engine.open(engineOptions(config, dbPath));
   try {
     const meta = await engine.rows(`SELECT key, value FROM idqs_meta.dataset`);
     const get = (k: string) => meta.find((r) => r.key === k)?.value as string | undefined;
@@ -120,13 +146,18 @@ export async function createContext(config: Config, dbPath: string): Promise<App
   }
 }
 
-/** Compute once per process (data is immutable for an opened database). */
+/**
+ * Compute once per process (data is immutable for an opened database). The
+ * computation is shared, so it runs detached from the request that starts it:
+ * that client leaving does not fail the others waiting for it.
+ */
 export function memo<T>(ctx: AppContext, key: string, fn: () => Promise<T>): Promise<T> {
   let p = ctx.memo.get(key) as Promise<T> | undefined;
   if (!p) {
-    p = fn();
+    p = detached(fn);
     ctx.memo.set(key, p);
     p.catch(() => ctx.memo.delete(key));
   }
-  return p;
+  // A caller that leaves stops waiting; the shared computation goes on for the others.
+  return forCaller(p);
 }

@@ -8,7 +8,17 @@ import type { CapabilityId } from './capabilities.ts';
 import { suggestionText } from './suggest.ts';
 
 /** What went wrong, as a stable code every surface keeps. */
-export type ErrorKind = 'invalid_query' | 'invalid_request' | 'not_found' | 'unavailable' | 'busy' | 'query_timeout';
+export type ErrorKind =
+  | 'invalid_query'
+  | 'invalid_request'
+  | 'not_found'
+  | 'unavailable'
+  | 'busy'
+  | 'query_timeout'
+  /** The query needed more memory than its budget allows and was stopped. */
+  | 'resource_exhausted'
+  /** Nobody waits for the answer any more (the client left, shutdown): logged, never sent. */
+  | 'cancelled';
 
 /** Something a message points to, which each surface names in its own words. */
 export type Ref =
@@ -111,3 +121,5 @@ export const notFound = (m: Message) => new IdqsError('not_found', m);
 export const unavailable = (m: Message) => new IdqsError('unavailable', m);
 export const queryTimeout = (m: Message) => new IdqsError('query_timeout', m);
 export const busy = (m: Message, retryAfterSeconds: number) => new IdqsError('busy', m, { retryAfterSeconds });
+export const resourceExhausted = (m: Message) => new IdqsError('resource_exhausted', m);
+export const cancelled = (m: Message) => new IdqsError('cancelled', m);

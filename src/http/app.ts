@@ -1,6 +1,8 @@
 // The HTTP adapter: a Fastify app over the core services. Cross-cutting
 // behaviour lives here (errors, CORS, compression, caching validators,
-// security headers, one log line per request); routes live in ./v3 and ./v2.
+// security headers, request ids, one log line and metrics per request, the
+// work scope that carries each request's cancellation down to the engine);
+// connection hygiene in ./server-options.ts; routes live in ./v3 and ./v2.
 // Other adapters served on the same port (the agent tools at /mcp) are
 // mounted by the composition root (src/server.ts) through `extensions`.
 
@@ -13,6 +15,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { pino, type Logger } from 'pino';
 import type { AppContext } from '../core/context.ts';
 import { IdqsError } from '../core/errors.ts';
+import { WorkCancelled, currentWork, runWork } from '../core/engine/work.ts';
 import { AJV_OPTIONS } from '../contract/validation.ts';
 import { ErrorBody } from '../contract/error-envelope.ts';
 import { v3Routes } from './v3/index.ts';
@@ -20,10 +23,16 @@ import { metaRoutes } from './v3/meta.ts';
 import { sendCoreError, sendError, validationMessage } from './errors.ts';
 import { v2Plugin } from './v2/index.ts';
 import { explorer } from './explorer.ts';
+import { clientSignal, responseClosed, wasCut } from './client-signal.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { serverOptions } from './server-options.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     ctx: AppContext;
+    metrics: Metrics;
+    /** Set when shutdown begins: /v3/ready says so and responses close their connection. */
+    draining: boolean;
   }
   interface FastifyRequest {
     /** What the log line records of caller SQL (snippet or hash). */
@@ -47,24 +56,38 @@ export interface AppOptions {
 }
 
 export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const log: Logger | null = opts.logger
+    ? opts.logger.stream
+      ? pino({ level: opts.logger.level ?? 'info' }, opts.logger.stream)
+      : pino({ level: opts.logger.level ?? 'info' })
+    : null;
   const app = Fastify({
+    ...serverOptions(ctx.config, () => log),
     // Fastify's own logger makes a child logger per request; one shared pino
-    // logger written from onResponse costs far less on small requests.
+    // logger written when the response closes costs far less on small requests.
     logger: false,
-    // One line per request is written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: ctx.config.bodyLimit,
     exposeHeadRoutes: true,
     ajv: { customOptions: { ...AJV_OPTIONS } },
     routerOptions: { ignoreTrailingSlash: true },
   });
+  app.server.maxConnections = ctx.config.maxConnections;
   app.decorate('ctx', ctx);
+  app.decorate('draining', false);
+  const metrics = createMetrics(ctx.engine);
+  app.decorate('metrics', metrics);
   // Bodies are JSON only: a text/plain body is 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain');
 
   // Known route patterns, to tell 405 (path exists, method does not) from 404.
   const routes: { method: string[]; re: RegExp }[] = [];
   app.addHook('onRoute', (r) => {
+    // Every handler runs as the work of its request: the engine sees the request's
+    // signal (aborted when the client leaves) and id without each service passing them.
+    const handler = r.handler;
+    r.handler = function (this: FastifyInstance, req, reply) {
+      return runWork({ requestId: req.id, get signal() { return clientSignal(req); } }, () => handler.call(this, req, reply));
+    };
     if (r.url.includes('*')) return; // the CORS preflight catch-all says nothing about a path
     const pattern = r.url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+').replace(/\*/g, '.*');
     routes.push({ method: ([] as string[]).concat(r.method as string | string[]), re: new RegExp(`^${pattern}/?$`) });
@@ -91,7 +114,26 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     strictPreflight: false,
   });
 
+  const logRequests = log?.isLevelEnabled('info') ?? false;
   app.addHook('onRequest', (req, reply, done) => {
+    const started = performance.now();
+    // One record per request when its response closes: finished, or abandoned by its client (499).
+    // 'finish' means every byte reached the kernel; a response cut after end() can still look finished otherwise.
+    let finished = false;
+    reply.raw.once('finish', () => (finished = true));
+    reply.raw.once('close', () => {
+      responseClosed(req, finished);
+      const status = finished && !wasCut(req) ? reply.statusCode : 499;
+      const ms = performance.now() - started;
+      const route = req.routeOptions.url ?? 'unmatched';
+      metrics.observe(route, req.method, status, ms / 1000);
+      if (!logRequests) return;
+      const line: Record<string, unknown> = { req_id: req.id, method: req.method, route: req.routeOptions.url ?? null, path: req.url.split('?')[0], status, duration_ms: Math.round(ms * 100) / 100 };
+      if (req.sqlLog) line.sql = req.sqlLog;
+      log!.info(line, 'request');
+    });
+    reply.header('X-Request-Id', req.id);
+    if (app.draining) reply.header('Connection', 'close');
     reply.headers(req.url.startsWith('/v3/docs') || req.url.startsWith('/v2/swagger') ? common : framed);
     if (req.method === 'POST') {
       reply.header('Cache-Control', 'no-store');
@@ -109,30 +151,21 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   });
 
 
-  const log: Logger | null = opts.logger
-    ? opts.logger.stream
-      ? pino({ level: opts.logger.level ?? 'info' }, opts.logger.stream)
-      : pino({ level: opts.logger.level ?? 'info' })
-    : null;
-  const logRequests = log?.isLevelEnabled('info') ?? false;
-  if (log && logRequests) {
-    app.addHook('onResponse', (req, reply, done) => {
-      const line: Record<string, unknown> = {
-        method: req.method,
-        route: req.routeOptions.url ?? null,
-        path: req.url.split('?')[0],
-        status: reply.statusCode,
-        duration_ms: Math.round(reply.elapsedTime * 100) / 100,
-      };
-      if (req.sqlLog) line.sql = req.sqlLog;
-      log.info(line, 'request');
-      done();
-    });
-  }
-
+  // Operator-facing events of the engine (database read errors, SQL workers), with the request they hit.
+  const onOperator = (ev: { level?: string; msg?: string; req_id?: string; [k: string]: unknown }) => {
+    if (!log) return;
+    const { level = 'warn', msg = 'engine event', ...fields } = ev;
+    const line = { ...fields, req_id: fields.req_id ?? currentWork()?.requestId };
+    if (level === 'error') log.error(line, msg);
+    else log.warn(line, msg);
+  };
+  ctx.engine.events.on('operator', onOperator);
+  app.addHook('onClose', async () => void ctx.engine.events.off('operator', onOperator));
 
   app.setErrorHandler((err: FastifyError | IdqsError | Error, req, reply) => {
     if (err instanceof IdqsError) return sendCoreError(req, reply, err);
+    // Work cut short by a client that left (Fastify aborts request.signal with an AbortError).
+    if (err instanceof WorkCancelled) return reply.code(499).send();
     const fe = err as FastifyError;
     if (fe.validation) return sendError(req, reply, 422, 'invalid_request', validationMessage(fe));
     switch (fe.code) {
@@ -147,7 +180,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
         return sendError(req, reply, 400, 'invalid_json', `The request body is not valid JSON: ${fe.message}`);
     }
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return sendError(req, reply, fe.statusCode, 'bad_request', fe.message);
-    log?.error({ err, method: req.method, path: req.url.split('?')[0] }, 'unhandled error');
+    log?.error({ err, req_id: req.id, method: req.method, path: req.url.split('?')[0] }, 'unhandled error');
     return sendError(req, reply, 500, 'internal_error', 'Internal error while handling the request; it has been logged.');
   });
 
@@ -162,6 +195,9 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     return sendError(req, reply, 404, 'not_found', `No route ${req.method} ${path}. The API lives under /v3; see /v3/docs.`);
   });
 
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) =>
+    reply.header('Cache-Control', 'no-store').type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
   await app.register(explorer); // the web explorer at /
   // Each interface in its own scope, with its own OpenAPI document.
   await app.register(async (v3) => {

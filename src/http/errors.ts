@@ -5,7 +5,7 @@
 
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorKind, IdqsError } from '../core/errors.ts';
-import { envelopeOf, errorEnvelope } from '../contract/error-envelope.ts';
+import { envelopeOf, errorEnvelope, withRequestId } from '../contract/error-envelope.ts';
 import { ajvErrorMessage, type AjvError } from '../contract/validation.ts';
 import { REST_WORDS } from '../contract/words.ts';
 
@@ -16,6 +16,9 @@ export const HTTP_STATUS: Record<ErrorKind, number> = {
   unavailable: 503,
   busy: 503,
   query_timeout: 504,
+  resource_exhausted: 503,
+  // nginx's "client closed request": only ever logged, the client is gone.
+  cancelled: 499,
 };
 
 /** Messages /v2 answers with in place of ours, where its clients expect the earlier interface's words. */
@@ -24,7 +27,9 @@ const V2_MESSAGES: Record<string, string> = {
   not_found: 'Method does not exist.',
 };
 
-const isV2 = (req: FastifyRequest) => req.url.startsWith('/v2/') || req.url === '/v2';
+/** Whether a path belongs to the /v2 interface (its errors use the /v2 envelope). */
+export const isV2Path = (url: string) => url.startsWith('/v2/') || url === '/v2' || url.startsWith('/v2?');
+const isV2 = (req: FastifyRequest) => isV2Path(req.url);
 
 /** Errors must not be cached as the resource they were asked for. */
 export function noStore(reply: FastifyReply): void {
@@ -32,10 +37,15 @@ export function noStore(reply: FastifyReply): void {
   reply.header('Cache-Control', 'no-store');
 }
 
+/** The /v2 envelope: the status mirrored, the message, the request id. */
+export function v2Envelope(status: number, code: string, message: string, requestId: string): { code: number; message: string; request_id: string } {
+  return { code: status, message: V2_MESSAGES[code] ?? message, request_id: requestId };
+}
+
 /** Send an error the adapter itself detected (no core error behind it), in the envelope of the interface asked. */
 export function sendError(req: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string) {
   noStore(reply);
-  const body = isV2(req) ? { code: status, message: V2_MESSAGES[code] ?? message } : errorEnvelope(code, message);
+  const body = isV2(req) ? v2Envelope(status, code, message, req.id) : withRequestId(errorEnvelope(code, message), req.id);
   return reply.code(status).send(body);
 }
 
@@ -44,8 +54,8 @@ export function sendCoreError(req: FastifyRequest, reply: FastifyReply, err: Idq
   noStore(reply);
   const status = HTTP_STATUS[err.code];
   if (err.retryAfterSeconds !== undefined) reply.header('Retry-After', String(err.retryAfterSeconds));
-  if (isV2(req)) return reply.code(status).send({ code: status, message: V2_MESSAGES[err.code] ?? err.text(REST_WORDS) });
-  return reply.code(status).send(envelopeOf(err, REST_WORDS));
+  if (isV2(req)) return reply.code(status).send(v2Envelope(status, err.code, err.text(REST_WORDS), req.id));
+  return reply.code(status).send(withRequestId(envelopeOf(err, REST_WORDS), req.id));
 }
 
 /** The message of a request that failed its schema: where, what and what is accepted. */

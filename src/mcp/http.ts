@@ -22,7 +22,7 @@ function jsonRpcError(reply: FastifyReply, status: number, code: number, message
     .code(status)
     .header('Cache-Control', 'no-store')
     .header('Content-Type', 'application/json')
-    .send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+    .send(JSON.stringify({ jsonrpc: '2.0', error: { code, message, data: { request_id: reply.request.id } }, id: null }));
 }
 
 /**
@@ -51,7 +51,7 @@ export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promi
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return jsonRpcError(reply, 413, -32600, `Request body exceeds the ${ctx.config.bodyLimit}-byte limit.`);
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return jsonRpcError(reply, err.statusCode, -32600, err.message);
-    opts.log?.error({ err, path: '/mcp' }, 'unhandled error');
+    opts.log?.error({ err, req_id: _req.id, path: '/mcp' }, 'unhandled error');
     return jsonRpcError(reply, 500, -32603, 'Internal error while handling the request; it has been logged.');
   });
 
@@ -62,7 +62,8 @@ export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promi
     try {
       await server.connect(transport);
       const body = typeof req.body === 'string' ? req.body : '';
-      const request = new Request(new URL(req.url, `${req.protocol}://${req.host}`), { method: 'POST', headers: webHeaders(req), body });
+      // The URL's origin is ours (never the raw Host header, which may not even parse).
+      const request = new Request(new URL(req.url, apiBase), { method: 'POST', headers: webHeaders(req), body });
       const res = await transport.handleRequest(request);
       reply.code(res.status);
       res.headers.forEach((v, k) => reply.header(k, v));

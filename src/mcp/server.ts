@@ -12,10 +12,11 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../core/context.ts';
 import { IdqsError, invalidRequest } from '../core/errors.ts';
+import { currentWork, runWork } from '../core/engine/work.ts';
 import { sqlLogValue } from '../core/sql-log.ts';
 import { suggest, suggestionText } from '../core/suggest.ts';
 import { listTables, tableSchema } from '../core/services/tables.ts';
-import { envelopeOf, errorEnvelope, type ErrorEnvelope } from '../contract/error-envelope.ts';
+import { envelopeOf, errorEnvelope, withRequestId, type ErrorEnvelope } from '../contract/error-envelope.ts';
 import { AJV_OPTIONS, ajvErrorMessage, type AjvError } from '../contract/validation.ts';
 import { TOOL_WORDS } from '../contract/words.ts';
 import { GUIDE, INSTRUCTIONS } from './guide.ts';
@@ -80,7 +81,9 @@ export class Toolset {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name)}.${suggestionText(suggest(name, this.entries.keys()))} tools/list lists the tools.`);
     }
     const started = performance.now();
+    const requestId = currentWork()?.requestId;
     const audit: Record<string, unknown> = { tool: name };
+    if (requestId) audit.req_id = requestId;
     if (name === 'run_sql' && typeof rawArgs?.sql === 'string') audit.sql = sqlLogValue(this.ctx, rawArgs.sql);
     let result: CallToolResult;
     try {
@@ -98,11 +101,11 @@ export class Toolset {
       if (typeof b?.truncated === 'boolean') audit.truncated = b.truncated;
     } catch (e) {
       if (e instanceof IdqsError) {
-        result = failure(envelopeOf(e, TOOL_WORDS));
+        result = failure(withRequestId(envelopeOf(e, TOOL_WORDS), requestId));
         audit.error = e.code;
       } else {
-        opts.log?.error({ err: e, tool: name }, 'unhandled error in tool');
-        result = failure(errorEnvelope('internal_error', 'Internal error while handling the request; it has been logged.'));
+        opts.log?.error({ err: e, tool: name, req_id: requestId }, 'unhandled error in tool');
+        result = failure(withRequestId(errorEnvelope('internal_error', 'Internal error while handling the request; it has been logged.'), requestId));
         audit.error = 'internal_error';
       }
       audit.outcome = 'error';
@@ -147,7 +150,13 @@ export function createMcpServer(ctx: AppContext, opts: McpServerOptions): McpSer
   // The tool list never changes while the server runs.
   mcp.server.registerCapabilities({ tools: { listChanged: false } });
   mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolset.list() }));
-  mcp.server.setRequestHandler(CallToolRequestSchema, (req) => toolset.call(req.params.name, req.params.arguments, opts));
+  // A tool call is cancelled when its HTTP client leaves (the work of the request it came in) or when the
+  // MCP client cancels it (the SDK's signal).
+  mcp.server.setRequestHandler(CallToolRequestSchema, (req, extra) => {
+    const outer = currentWork();
+    const signal = outer?.signal ? AbortSignal.any([outer.signal, extra.signal]) : extra.signal;
+    return runWork({ requestId: outer?.requestId, timeout: outer?.timeout, signal }, () => toolset.call(req.params.name, req.params.arguments, opts));
+  });
 
   // idc:// are the public service's names of the same resources, for clients written against it.
   for (const [scheme, alias] of [['idqs', ''], ['idc', ' (alias of the idqs:// resource)']] as const) {

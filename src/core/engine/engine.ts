@@ -1,30 +1,53 @@
-// The embedded engine: one DuckDB file opened read-only and hardened, with two
-// separate budgets. Curated queries (SQL we write, values bound as parameters)
-// run on their own instance and connection pool; caller SQL runs on a second
-// instance with its own threads, memory cap and a bounded number of
-// connections, so a hostile query cannot starve counts or manifests.
+// The embedded engine and the budgets of every kind of work on it. Curated
+// queries (SQL we write, values bound as parameters) run on one read-only,
+// hardened DuckDB instance through a pool of connections with a bounded
+// queue, a queue deadline and a run deadline. Streamed exports (manifest.txt,
+// /v2 pages) and facet counts take a slot of their own budgets as well.
+// Caller SQL runs in worker processes with their own memory cap
+// (./sql-workers.ts). The signal of the current work (./work.ts) reaches
+// every query: a client that leaves stops what it started, a deadline
+// interrupts the engine, and an engine that does not stop is not waited for.
 
-import { DuckDBInstance, StatementType, type DuckDBConnection, type DuckDBDataChunk, type DuckDBValue } from '@duckdb/node-api';
-import { IdqsError, busy, invalidQuery, msg, queryTimeout, setting } from '../errors.ts';
-import { ConnectionPool } from './pool.ts';
-import { checkCallerSqlText, READ_ONLY_MESSAGE } from './guard.ts';
+import { EventEmitter } from 'node:events';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBDataChunk, type DuckDBValue } from '@duckdb/node-api';
+import { IdqsError, cancelled, msg, queryTimeout, setting, unavailable } from '../errors.ts';
+import { Pool, slots, type BudgetStats } from './budget.ts';
+import { checkCallerSqlText } from './guard.ts';
 import { jsonConverter, type JsonValue } from './json.ts';
+import { CallerSqlResult, SqlWorkers, type SqlWorkersOptions } from './sql-workers.ts';
+import { SERVER_FAULT } from './sql-sandbox.ts';
+import { DeadlineReached, currentWork, deadline } from './work.ts';
 
 export type Row = Record<string, JsonValue>;
 export type Param = string | number | boolean | null;
+export { CallerSqlResult };
 
-export interface BudgetOptions {
+export interface EngineBudget {
   memoryLimit: string;
   threads: number;
   tempDirSize: string;
   connections: number;
+  queue: number;
+  queueTimeoutMs: number;
+  queryTimeoutMs: number;
+}
+
+export interface SlotBudget {
+  slots: number;
+  queue: number;
+  queueTimeoutMs: number;
+  /** Run deadline of the queries made for this work. */
+  timeoutMs?: number;
+  /** Longest a slot may legitimately be held (streamed responses hold theirs while writing). */
+  maxHoldMs?: number;
 }
 
 export interface EngineOptions {
   path: string;
-  curated: BudgetOptions;
-  caller: BudgetOptions & { maxQueue: number };
-  sqlTimeoutMs: number;
+  curated: EngineBudget;
+  exports: SlotBudget & { timeoutMs: number };
+  facets: SlotBudget;
+  caller: Omit<SqlWorkersOptions, 'path'> & { maxBytes: number };
 }
 
 export interface QueryResult {
@@ -32,17 +55,18 @@ export interface QueryResult {
   rows: Row[];
 }
 
-export interface CallerSqlResult extends QueryResult {
-  types: string[];
-  row_count: number;
-  truncated: boolean;
-  max_rows: number;
+/** How a query is limited: by default the current work's signal and the curated run deadline. */
+export interface RunOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /** The setting that sets `timeoutMs`, named in the 504. */
+  timeoutSetting?: string;
 }
 
 /** Options applied when the database is opened; lock_configuration freezes them. */
 // Spill files go to DuckDB's default <database>.tmp folder: setting
 // temp_directory is refused once external access is disabled.
-export function hardenedConfig(b: BudgetOptions): Record<string, string> {
+export function hardenedConfig(b: { memoryLimit: string; threads: number; tempDirSize: string }): Record<string, string> {
   return {
     access_mode: 'READ_ONLY',
     enable_external_access: 'false',
@@ -57,178 +81,232 @@ export function hardenedConfig(b: BudgetOptions): Record<string, string> {
   };
 }
 
-function engineMessage(e: unknown): string {
-  const msg = e instanceof Error ? e.message : String(e);
-  // The Node binding prefixes parser errors; the rest is DuckDB's own text.
-  return msg.replace(/^Failed to extract statements: /, '').trimEnd();
-}
-
-function isInterrupt(e: unknown): boolean {
-  return e instanceof Error && /INTERRUPT|Interrupted/i.test(e.message);
-}
-
-/** What a busy answer tells clients to wait before retrying. */
-const BUSY_RETRY_SECONDS = 2;
 
 function formatSeconds(ms: number): string {
   return `${Number((ms / 1000).toFixed(3))}`;
 }
 
+/** Settles when the signal aborts (never resolves). */
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
+export interface DatabaseFault {
+  at: string;
+  message: string;
+}
+
 export class Engine {
+  readonly curated: Pool<DuckDBConnection>;
+  /** Streamed exports in flight (held while writing), and facet counts. */
+  readonly exports: Pool<number>;
+  readonly facets: Pool<number>;
+  readonly sql: SqlWorkers;
+  /** Operator events ({level, msg, ...}): database read errors, worker crashes. */
+  readonly events = new EventEmitter();
+  private fault: DatabaseFault | null = null;
+  private closed = false;
+
   private constructor(
-    private readonly curatedInstance: DuckDBInstance,
-    private readonly curated: ConnectionPool,
-    private readonly callerInstance: DuckDBInstance,
-    private readonly caller: ConnectionPool,
+    private readonly instance: DuckDBInstance,
+    connections: DuckDBConnection[],
     readonly options: EngineOptions,
-  ) {}
+  ) {
+    const c = options.curated;
+    this.curated = new Pool(connections, {
+      what: 'queries',
+      queue: c.queue,
+      queueTimeoutMs: c.queueTimeoutMs,
+      settings: { slots: 'IDQS_CONNECTIONS', queue: 'IDQS_QUEUE', queueTimeout: 'IDQS_QUEUE_TIMEOUT_MS' },
+      // Queries are interrupted at their deadline; exports' run longer.
+      maxHoldMs: Math.max(c.queryTimeoutMs, options.exports.timeoutMs) + 5000,
+      retire: (conn: DuckDBConnection) => conn.closeSync(),
+    });
+    const e = options.exports;
+    this.exports = slots(e.slots, {
+      what: 'streamed exports (manifest.txt, /v2 pages)',
+      queue: e.queue,
+      queueTimeoutMs: e.queueTimeoutMs,
+      settings: { slots: 'IDQS_EXPORTS', queue: 'IDQS_EXPORT_QUEUE', queueTimeout: 'IDQS_QUEUE_TIMEOUT_MS' },
+      maxHoldMs: e.maxHoldMs ?? Infinity,
+    });
+    const f = options.facets;
+    this.facets = slots(f.slots, {
+      what: 'facet counts',
+      queue: f.queue,
+      queueTimeoutMs: f.queueTimeoutMs,
+      settings: { slots: 'IDQS_FACET_SLOTS', queue: 'IDQS_FACET_QUEUE', queueTimeout: 'IDQS_QUEUE_TIMEOUT_MS' },
+      maxHoldMs: c.queryTimeoutMs + 5000,
+    });
+    this.sql = new SqlWorkers({ ...options.caller, path: options.path });
+    this.sql.events.on('operator', (ev: Record<string, unknown>) => {
+      if (typeof ev.cause === 'string' && SERVER_FAULT.test(ev.cause)) this.noteFault(ev.cause);
+      this.events.emit('operator', ev);
+    });
+  }
 
   static async open(options: EngineOptions): Promise<Engine> {
-    const ci = await DuckDBInstance.create(options.path, hardenedConfig(options.curated));
-    const ui = await DuckDBInstance.create(options.path, hardenedConfig(options.caller));
-    const cp = await ConnectionPool.create(ci, options.curated.connections);
-    const up = await ConnectionPool.create(ui, options.caller.connections, options.caller.maxQueue);
-    return new Engine(ci, cp, ui, up, options);
+    const instance = await DuckDBInstance.create(options.path, hardenedConfig(options.curated));
+    const conns: DuckDBConnection[] = [];
+    for (let i = 0; i < options.curated.connections; i++) conns.push(await instance.connect());
+    return new Engine(instance, conns, options);
+  }
+
+  /** The last database read error seen, if any (the file is damaged or unreadable). */
+  get databaseFault(): DatabaseFault | null {
+    return this.fault;
+  }
+
+  private noteFault(message: string): void {
+    this.fault = { at: new Date().toISOString(), message };
+  }
+
+  /**
+   * Run `fn` on a curated connection: admitted by the pool, interrupted at the
+   * deadline or when the caller leaves. The answer does not wait for an engine
+   * that ignores the interrupt; the connection goes back only once it is free.
+   */
+  private async onConnection<T>(opts: RunOptions, fn: (c: DuckDBConnection, signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (this.closed) throw cancelled('The engine is closed: the service is shutting down.');
+    const work = currentWork();
+    const parent = opts.signal ?? work?.signal;
+    const lease = await this.curated.acquire(parent);
+    const ms = opts.timeoutMs ?? work?.timeout?.ms ?? this.options.curated.queryTimeoutMs;
+    const d = deadline(ms, opts.timeoutSetting ?? work?.timeout?.setting ?? 'IDQS_QUERY_TIMEOUT_MS', parent);
+    const conn = lease.item;
+    const interrupt = () => conn.interrupt();
+    d.signal.addEventListener('abort', interrupt, { once: true });
+    const run = fn(conn, d.signal);
+    void run.then(lease.release, lease.release);
+    try {
+      return await Promise.race([run, aborted(d.signal)]);
+    } catch (e) {
+      throw this.failure(e, d.signal, ms);
+    } finally {
+      d.clear();
+      d.signal.removeEventListener('abort', interrupt);
+    }
+  }
+
+  /** What a failed curated query becomes: a timeout, a cancellation, a database fault (503), or itself. */
+  private failure(e: unknown, signal: AbortSignal, ms: number): unknown {
+    if (signal.aborted) {
+      const reason: unknown = signal.reason;
+      if (reason instanceof DeadlineReached) {
+        this.curated.count('timed_out');
+        return queryTimeout(
+          msg`The query behind this request exceeded its ${formatSeconds(ms)}s deadline (${setting(reason.setting)}) and was stopped. Narrow the filter and retry.`,
+        );
+      }
+      this.curated.count('cancelled');
+      return cancelled('The client went away; its query was stopped.');
+    }
+    if (e instanceof IdqsError) return e;
+    const text = e instanceof Error ? e.message : String(e);
+    if (SERVER_FAULT.test(text)) {
+      this.noteFault(text);
+      this.events.emit('operator', { level: 'error', msg: 'database read error: the database file is damaged or unreadable', cause: text });
+      return unavailable('The database could not be read; the operator has been told. Retry later.');
+    }
+    return e;
   }
 
   /** Run SQL we wrote; values are bound, never spliced into the text. */
-  async query(sql: string, params: Param[] = []): Promise<QueryResult> {
-    return this.curated.use(async (c) => {
+  async query(sql: string, params: Param[] = [], opts: RunOptions = {}): Promise<QueryResult> {
+    return this.onConnection(opts, async (c) => {
       const reader = await c.runAndReadAll(sql, params as DuckDBValue[]);
       return { columns: reader.columnNames(), rows: reader.convertRowObjects(jsonConverter) as Row[] };
     });
   }
 
-  async rows(sql: string, params: Param[] = []): Promise<Row[]> {
-    return (await this.query(sql, params)).rows;
+  async rows(sql: string, params: Param[] = [], opts: RunOptions = {}): Promise<Row[]> {
+    return (await this.query(sql, params, opts)).rows;
   }
 
-  async one(sql: string, params: Param[] = []): Promise<Row | undefined> {
-    return (await this.query(sql, params)).rows[0];
+  async one(sql: string, params: Param[] = [], opts: RunOptions = {}): Promise<Row | undefined> {
+    return (await this.query(sql, params, opts)).rows[0];
   }
 
   /**
-   * Stream the rows of a curated query chunk by chunk (about 2048 rows each)
-   * without materializing the result. The connection is held until the
-   * iteration ends or is abandoned.
+   * Stream a curated query's chunks to `onChunk` as fast as the engine makes
+   * them, until the end or until `onChunk` returns false (the caller has
+   * enough for now); the connection is held only meanwhile. An interrupted
+   * stream is an error, never a short result.
    */
-  async *stream(sql: string, params: Param[] = []): AsyncGenerator<JsonValue[][]> {
-    const c = await this.curated.acquire();
-    try {
+  async produce(sql: string, params: Param[], onChunk: (chunk: DuckDBDataChunk) => boolean, opts: RunOptions = {}): Promise<'end' | 'paused'> {
+    return this.onConnection(opts, async (c, signal) => {
       const result = await c.stream(sql, params as DuckDBValue[]);
       for (;;) {
         const chunk = await result.fetchChunk();
-        if (!chunk || chunk.rowCount === 0) break;
-        yield chunk.convertRows(jsonConverter) as JsonValue[][];
+        if (signal.aborted) throw signal.reason;
+        if (!chunk || chunk.rowCount === 0) return 'end';
+        if (!onChunk(chunk)) return 'paused';
       }
-    } finally {
-      this.curated.release(c);
-    }
+    });
+  }
+
+  /** The rows of a curated query, converted chunk by chunk. */
+  async chunks(sql: string, params: Param[] = [], opts: RunOptions = {}): Promise<JsonValue[][]> {
+    const rows: JsonValue[][] = [];
+    await this.produce(sql, params, (chunk) => (rows.push(...(chunk.convertRows(jsonConverter) as JsonValue[][])), true), opts);
+    return rows;
   }
 
   /**
    * Run a curated query to the end and keep its result as the engine's own
    * data chunks (compact, off the JS heap); rows are converted when read.
    */
-  async materialize(sql: string, params: Param[] = []): Promise<{ columns: string[]; chunks: DuckDBDataChunk[] }> {
-    return this.curated.use(async (c) => {
+  async materialize(sql: string, params: Param[] = [], opts: RunOptions = {}): Promise<{ columns: string[]; chunks: DuckDBDataChunk[] }> {
+    let columns: string[] = [];
+    const chunks: DuckDBDataChunk[] = [];
+    await this.onConnection(opts, async (c, signal) => {
       const result = await c.stream(sql, params as DuckDBValue[]);
-      const columns = result.columnNames();
-      const chunks: DuckDBDataChunk[] = [];
+      columns = result.columnNames();
       for (;;) {
         const chunk = await result.fetchChunk();
+        if (signal.aborted) throw signal.reason;
         if (!chunk || chunk.rowCount === 0) break;
         chunks.push(chunk);
       }
-      return { columns, chunks };
     });
+    return { columns, chunks };
   }
 
   /**
-   * Run untrusted caller SQL: exactly one read-only SELECT/WITH statement,
-   * at most `maxRows` rows (one more is read to set `truncated`), cancelled
-   * after the configured timeout. Engine errors are returned verbatim.
+   * Run untrusted caller SQL in a worker process: exactly one read-only
+   * SELECT/WITH statement, at most `maxRows` rows and `maxBytes` of JSON rows
+   * (truncated_reason says which cut), stopped at the SQL deadline. Engine
+   * errors are returned verbatim, without server paths.
    */
-  async callerSql(sql: string, maxRows: number, timeoutMs = this.options.sqlTimeoutMs): Promise<CallerSqlResult> {
+  async callerSql(sql: string, maxRows: number, opts: { signal?: AbortSignal; maxBytes?: number } = {}): Promise<CallerSqlResult> {
     checkCallerSqlText(sql);
-    const started = Date.now();
-    const timeoutError = () =>
-      queryTimeout(
-        msg`Query exceeded the ${formatSeconds(timeoutMs)}s statement timeout (${setting('IDQS_SQL_TIMEOUT_MS')}) and was cancelled. Narrow the query (filters, LIMIT, aggregation) and retry.`,
-      );
-    const conn = await this.caller.acquire(timeoutMs, {
-      onFull: () => busy(msg`Too many SQL queries are running right now (at most ${setting('IDQS_SQL_QUEUE')} may wait); retry in a few seconds.`, BUSY_RETRY_SECONDS),
-      onTimeout: timeoutError,
-    });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      conn.interrupt();
-    }, Math.max(1, timeoutMs - (Date.now() - started)));
-    try {
-      return await this.runGuarded(conn, sql, maxRows);
-    } catch (e) {
-      if (timedOut || isInterrupt(e)) throw timeoutError();
-      if (e instanceof IdqsError) throw e;
-      throw invalidQuery(engineMessage(e));
-    } finally {
-      clearTimeout(timer);
-      this.caller.release(conn);
-    }
+    if (this.closed) throw cancelled('The engine is closed: the service is shutting down.');
+    return this.sql.run(sql, maxRows, opts.maxBytes ?? this.options.caller.maxBytes, opts.signal ?? currentWork()?.signal);
   }
 
-  private async runGuarded(conn: DuckDBConnection, sql: string, maxRows: number): Promise<CallerSqlResult> {
-    const extracted = await conn.extractStatements(sql);
-    if (extracted.count !== 1) {
-      throw invalidQuery(
-        extracted.count === 0
-          ? 'Empty query: send one SELECT or WITH statement.'
-          : `Only a single statement is allowed; found ${extracted.count}. Remove the extra ';' and what follows it.`,
-      );
-    }
-    const prepared = await extracted.prepare(0);
-    try {
-      if (prepared.statementType !== StatementType.SELECT) {
-        const kind = StatementType[prepared.statementType] ?? String(prepared.statementType);
-        throw invalidQuery(`${READ_ONLY_MESSAGE} This statement is of type ${kind}.`);
-      }
-      if (prepared.parameterCount > 0) throw invalidQuery('Parameters ($1, ?) are not supported; write the values into the SQL.');
-      const result = await prepared.stream();
-      // Duplicate output names (a.x, b.x) get suffixes so no value is lost in row objects.
-      const columns = result.deduplicatedColumnNames();
-      const types = result.columnTypes().map(String);
-      const rows: Row[] = [];
-      let truncated = false;
-      outer: for (;;) {
-        const chunk = await result.fetchChunk();
-        if (!chunk || chunk.rowCount === 0) break;
-        for (const values of chunk.convertRows(jsonConverter)) {
-          if (rows.length === maxRows) {
-            truncated = true;
-            break outer;
-          }
-          const row: Row = {};
-          columns.forEach((name, i) => (row[name] = values[i] ?? null));
-          rows.push(row);
-        }
-      }
-      return { columns, types, rows, row_count: rows.length, truncated, max_rows: maxRows };
-    } finally {
-      prepared.destroySync();
-    }
+  stats(): { curated: BudgetStats; exports: BudgetStats; facets: BudgetStats; sql: ReturnType<SqlWorkers['stats']> } {
+    return { curated: this.curated.stats(), exports: this.exports.stats(), facets: this.facets.stats(), sql: this.sql.stats() };
   }
 
-  stats() {
-    return {
-      curated: { size: this.curated.size, busy: this.curated.busy, queued: this.curated.queued },
-      caller: { size: this.caller.size, busy: this.caller.busy, queued: this.caller.queued },
-    };
-  }
-
+  /**
+   * Refuse new work, stop the caller-SQL workers and close idle connections; a
+   * connection still running a query is interrupted and closed when its user
+   * lets go of it, never under it.
+   */
   close(): void {
-    this.curated.close();
-    this.caller.close();
-    this.curatedInstance.closeSync();
-    this.callerInstance.closeSync();
+    if (this.closed) return;
+    this.closed = true;
+    this.sql.close();
+    this.exports.close();
+    this.facets.close();
+    const idle = new Set(this.curated.close());
+    for (const c of this.curated.all()) {
+      if (idle.has(c)) c.closeSync();
+      else c.interrupt();
+    }
+    this.instance.closeSync();
   }
 }

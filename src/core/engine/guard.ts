@@ -44,6 +44,9 @@ export const READ_ONLY_MESSAGE = 'Only a single read-only SELECT (or WITH ... SE
 /** Text-level checks; throws invalid_query with a message that says what to fix. */
 export function checkCallerSqlText(sql: unknown): string {
   if (typeof sql !== 'string') throw invalidQuery('sql must be a string holding one SELECT or WITH statement.');
+  // The engine's parser stops at a NUL: what follows would be silently dropped.
+  const nul = sql.indexOf('\u0000');
+  if (nul >= 0) throw invalidQuery(`The SQL contains a NUL character (\\u0000) at position ${nul}; remove it (the engine would ignore everything after it).`);
   const kw = leadingKeyword(sql);
   if (kw === null) throw invalidQuery('Empty query: send one SELECT or WITH statement.');
   if (kw !== 'SELECT' && kw !== 'WITH') {

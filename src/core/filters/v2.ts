@@ -14,6 +14,7 @@ import { RANGE_ARITY, lookupFilter, type RangeSuffix, type V2FilterName } from '
 import { qi } from '../registry/tables.ts';
 import { PER_INSTANCE_COLUMNS } from '../registry/v2.ts';
 import { pyRepr } from './pyrepr.ts';
+import { INT64_LIMIT } from './v3.ts';
 
 /** A piece of SQL with the values it binds, in order. */
 export interface Sql {
@@ -63,6 +64,10 @@ function checkValues(f: V2FilterName, values: unknown): (string | number)[] {
     const ok =
       itemType === 'string' ? typeof v === 'string' : typeof v === 'number' && Number.isFinite(v) && (itemType === 'number' || Number.isInteger(v));
     if (!ok) schemaError(v, `is not of type '${itemType}'`, 'type', [...schema, 'items'], [f.name, i]);
+    // Numbers are bound as the engine's 64-bit integers when whole: beyond them nothing can be compared.
+    if (typeof v === 'number' && Math.abs(v) >= INT64_LIMIT) {
+      schemaError(v, `is out of range (bounds must lie between -9223372036854775808 and 9223372036854775807)`, 'maximum', [...schema, 'items'], [f.name, i]);
+    }
   });
   return values as (string | number)[];
 }

@@ -34,6 +34,8 @@ export interface CompiledFilter {
 
 const TERM_NAMES = ATTRIBUTES.filter((a) => a.kind === 'term').map((a) => a.name);
 const RANGE_NAMES = ATTRIBUTES.filter((a) => a.kind === 'range').map((a) => a.name);
+/** 2^63: numbers bound as parameters must be inside the engine's 64-bit integer range. */
+export const INT64_LIMIT = 2 ** 63;
 /** ISO (2001-06-30) or DICOM DA (20010630); both are compared as the stored YYYY-MM-DD. */
 const DATE = /^(\d{4})-?(\d{2})-?(\d{2})$/;
 
@@ -74,6 +76,10 @@ function checkBound(attr: AttributeDef, side: 'gte' | 'lte', v: number | string)
   }
   if (typeof v !== 'number' || !Number.isFinite(v)) {
     throw invalidQuery(`ranges.${attr.name}.${side} must be a number; got ${JSON.stringify(v)}.`);
+  }
+  // The engine binds whole numbers as 64-bit integers: beyond them a bound cannot be compared at all.
+  if (Math.abs(v) >= INT64_LIMIT) {
+    throw invalidQuery(`ranges.${attr.name}.${side} is ${JSON.stringify(v)}, out of range: bounds must lie between -9223372036854775808 and 9223372036854775807.`);
   }
   return v;
 }

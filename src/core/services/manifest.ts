@@ -8,6 +8,8 @@
 
 import type { AppContext } from '../context.ts';
 import type { Param } from '../engine/engine.ts';
+import { Spool } from '../engine/spool.ts';
+import { WorkCancelled, workSignal } from '../engine/work.ts';
 import { field, invalidQuery, invalidRequest, msg, see } from '../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 import { folderNameSql } from '../rules/folder-name.ts';
@@ -110,26 +112,24 @@ interface ManifestMeta {
 }
 
 export interface ManifestText extends ManifestMeta {
-  /** The body, produced chunk by chunk as the engine streams rows. */
+  /**
+   * The body, block by block. The engine fills a bounded spool ahead of the
+   * reader and holds a connection only while it does; a slow reader makes it
+   * pause (connection released) and resume where it stopped.
+   */
   body: AsyncGenerator<Buffer>;
 }
 
 export interface ManifestLines extends ManifestMeta {
-  /** One line per series (no line break), in manifest order, as the engine streams them. */
-  lines: AsyncGenerator<string>;
+  /** One line per series (no line break), in manifest order. */
+  lines: string[];
 }
 
 /** Lines per block of the text body. */
 const BLOCK_LINES = 1024;
 
-/**
- * Check the request, then start the line query and the count together, so
- * totals are known before any line is sent. `blocks` joins the lines into
- * blocks of BLOCK_LINES in the engine: crossing into JavaScript once per block
- * instead of once per line is what makes the text body about as fast as the
- * engine's own export.
- */
-async function openManifest(ctx: AppContext, req: ManifestTextRequest, shape: 'lines' | 'blocks') {
+/** Check the request and count the cohort; the SQL of its lines. */
+async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
   const store = resolveSource(ctx, req.source);
   const format = (req.format ?? 'urls').trim().toLowerCase() as ManifestFormat;
   if (!MANIFEST_FORMATS.includes(format)) {
@@ -141,54 +141,69 @@ async function openManifest(ctx: AppContext, req: ManifestTextRequest, shape: 'l
     throw invalidRequest(msg`${field('limit')} must be an integer from 1 to ${cap}; got ${JSON.stringify(limit)}.`);
   }
   const compiled = await compileManifestFilter(ctx, req.filters);
-
   const line = lineExpression(ctx, store, format);
-  const lines = `SELECT ${line.sql} AS line FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?`;
-  // row_number() OVER () is DuckDB's streaming window, which keeps the order of the sorted input.
-  const sql =
-    shape === 'lines'
-      ? lines
-      : `SELECT string_agg(line, chr(10) ORDER BY rn) || chr(10) AS block
-         FROM (SELECT line, row_number() OVER () AS rn FROM (${lines}))
-         GROUP BY (rn - 1) // ${BLOCK_LINES} ORDER BY (rn - 1) // ${BLOCK_LINES}`;
-  const rows = ctx.engine.stream(sql, [...line.params, ...compiled.params, limit]);
-  const [count, first] = await Promise.allSettled([
-    ctx.engine.one(`SELECT count(*) AS n FROM "index" WHERE ${compiled.where}`, compiled.params),
-    rows.next(),
-  ]);
-  if (count.status === 'rejected' || first.status === 'rejected') {
-    await rows.return(undefined);
-    throw count.status === 'rejected' ? count.reason : (first as PromiseRejectedResult).reason;
-  }
-  const total = toNumber(count.value?.n);
-  const meta: ManifestMeta = {
-    store,
-    format,
-    total,
-    returned: Math.min(total, limit),
-    truncated: total > limit,
-    limit,
-    filters_applied: compiled.filters_applied,
-    warnings: [...compiled.warnings],
-  };
-  /** The first column of every row, as the engine streams them. */
-  async function* values(): AsyncGenerator<string> {
-    try {
-      let next = first.status === 'fulfilled' ? first.value : { done: true as const, value: undefined };
-      while (!next.done) {
-        for (const r of next.value) yield String(r[0]);
-        next = await rows.next();
-      }
-    } finally {
-      await rows.return(undefined);
-    }
-  }
-  return { meta, values: values() };
+  /** Lines [offset, offset + count) of the manifest. */
+  const lines = `SELECT ${line.sql} AS line FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER} LIMIT ? OFFSET ?`;
+  return { store, format, limit, compiled, lines, params: [...line.params, ...compiled.params] };
 }
 
-/** The plain-text manifest, streamed block by block without building the body in memory. */
+function metaOf(o: Awaited<ReturnType<typeof openManifest>>, total: number): ManifestMeta {
+  return {
+    store: o.store,
+    format: o.format,
+    total,
+    returned: Math.min(total, o.limit),
+    truncated: total > o.limit,
+    limit: o.limit,
+    filters_applied: o.compiled.filters_applied,
+    warnings: [...o.compiled.warnings],
+  };
+}
+
+/**
+ * The plain-text manifest, produced into a bounded spool as fast as the engine
+ * goes and read at the client's pace. Blocks of BLOCK_LINES lines are joined in
+ * the engine: crossing into JavaScript once per block instead of once per line
+ * is what makes the text body about as fast as the engine's own export.
+ */
 export async function manifestText(ctx: AppContext, req: ManifestTextRequest): Promise<ManifestText> {
-  const { meta, values } = await openManifest(ctx, req, 'blocks');
+  const o = await openManifest(ctx, req);
+  // row_number() OVER () is DuckDB's streaming window, which keeps the order of the sorted input.
+  const blocks = `SELECT string_agg(line, chr(10) ORDER BY rn) || chr(10) AS block, count(*)::INTEGER AS n
+    FROM (SELECT line, row_number() OVER () AS rn FROM (${o.lines}))
+    GROUP BY (rn - 1) // ${BLOCK_LINES} ORDER BY (rn - 1) // ${BLOCK_LINES}`;
+  const spool = new Spool(ctx.config.exportBufferMb * 1024 * 1024);
+  const signal = workSignal();
+  const stop = new AbortController();
+  const both = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+  const run = { signal: both, timeoutMs: ctx.config.exportTimeoutMs, timeoutSetting: 'IDQS_EXPORT_TIMEOUT_MS' };
+  const produce = async () => {
+    let offset = 0;
+    while (offset < o.limit) {
+      const outcome = await ctx.engine.produce(blocks, [...o.params, o.limit - offset, offset], (chunk) => {
+        const text = chunk.getColumnVector(0);
+        const counts = chunk.getColumnVector(1);
+        for (let r = 0; r < chunk.rowCount; r++) {
+          spool.push(Buffer.from(text.getItem(r) as string));
+          offset += counts.getItem(r) as number;
+        }
+        return !spool.full;
+      }, run);
+      if (outcome === 'end') break;
+      // Paused: the reader is behind; resume from here once it has caught up, without holding a connection.
+      await spool.drained(both);
+    }
+  };
+  const [count] = await Promise.all([
+    ctx.engine.one(`SELECT count(*) AS n FROM "index" WHERE ${o.compiled.where}`, o.compiled.params),
+    // Production starts now; its first block is awaited so a failing query fails the request, not the body.
+    (async () => {
+      const done = produce().then(() => spool.end(), (e: unknown) => spool.fail(e));
+      await Promise.race([spool.started(), done]);
+    })(),
+  ]);
+  if (spool.error) throw spool.error;
+  const meta = metaOf(o, toNumber(count?.n));
   const header: string[] = [];
   if (meta.format === 's5cmd') {
     header.push(`# Run with: ${s5cmdRun(ctx, meta.store)}`);
@@ -197,18 +212,23 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
   async function* body(): AsyncGenerator<Buffer> {
     try {
       if (header.length > 0) yield Buffer.from(header.join('\n') + '\n');
-      for await (const block of values) yield Buffer.from(block);
+      yield* spool.drain();
     } finally {
-      await values.return(undefined);
+      // The reader stopped (finished, failed or gone): so does the producer.
+      stop.abort(new WorkCancelled('the manifest reader stopped'));
     }
   }
   return { ...meta, body: body() };
 }
 
-/** The manifest as a stream of lines, one per series (what a caller that wants the URLs themselves reads). */
+/** The manifest as lines, one per series (what a caller that wants the URLs themselves reads; limits are small). */
 export async function manifestLines(ctx: AppContext, req: ManifestTextRequest): Promise<ManifestLines> {
-  const { meta, values } = await openManifest(ctx, req, 'lines');
-  return { ...meta, lines: values };
+  const o = await openManifest(ctx, req);
+  const [count, rows] = await Promise.all([
+    ctx.engine.one(`SELECT count(*) AS n FROM "index" WHERE ${o.compiled.where}`, o.compiled.params),
+    ctx.engine.rows(o.lines, [...o.params, o.limit, 0]),
+  ]);
+  return { ...metaOf(o, toNumber(count?.n)), lines: rows.map((r) => String(r.line)) };
 }
 
 export interface DownloadCommands {

@@ -4,7 +4,7 @@
 // interface's words; this file only maps requests and outcomes.
 
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { invalidQuery } from '../../core/errors.ts';
 import {
   checkFieldsVersion,
@@ -32,11 +32,13 @@ import {
   v2Errors,
 } from './schemas.ts';
 import { publicBase } from '../../contract/public-base.ts';
+import { holdExport, writeDeadlines } from '../streams.ts';
 
 const cacheable = { cacheable: true };
 
-/** 200 with the page, or 202 with the token that collects it. */
-function sendPage(reply: FastifyReply, outcome: PageOutcome, cohortDef?: CohortDefEcho) {
+/** 200 with the page, or 202 with the token that collects it; a client that stops reading is cut. */
+function sendPage(req: FastifyRequest, reply: FastifyReply, outcome: PageOutcome, cohortDef?: CohortDefEcho) {
+  writeDeadlines(req, reply);
   if (outcome.status === 'pending') {
     return reply.code(202).send({
       code: 202,
@@ -179,8 +181,9 @@ export async function v2Routes(app: FastifyInstance): Promise<void> {
       },
     },
     async (req, reply) => {
+      await holdExport(req, reply);
       const out = await preview(ctx, req.body);
-      return sendPage(reply, out.page, out.cohort_def);
+      return sendPage(req, reply, out.page, out.cohort_def);
     },
   );
 
@@ -192,7 +195,7 @@ export async function v2Routes(app: FastifyInstance): Promise<void> {
         summary: 'Next page of a manifest',
         description: 'The page a next_page token points to (also the page a 202 promised).',
         body: NextPageBody,
-        response: { 200: NextPageResponse, 202: Accepted, ...v2Errors(400, 415) },
+        response: { 200: NextPageResponse, 202: Accepted, ...v2Errors(400, 415, 503) },
       },
     },
     async (req, reply) => {
@@ -200,7 +203,8 @@ export async function v2Routes(app: FastifyInstance): Promise<void> {
       if (b === null || typeof b !== 'object' || Array.isArray(b)) throw invalidQuery('The body must be a JSON object: {"next_page": "<token>", "page_size": 1000}.');
       for (const k of Object.keys(b)) if (k !== 'next_page' && k !== 'page_size') throw invalidQuery(`${k} is an invalid body key`);
       const size = pageSizeParam(b.page_size, 'page_size value must be an integer');
-      return sendPage(reply, await nextPage(ctx, b.next_page, size));
+      await holdExport(req, reply);
+      return sendPage(req, reply, await nextPage(ctx, b.next_page, size));
     },
   );
 
@@ -212,7 +216,7 @@ export async function v2Routes(app: FastifyInstance): Promise<void> {
         summary: 'Next page of a manifest (query parameters)',
         description: 'As the POST form, with next_page and page_size as query parameters (names in any casing).',
         querystring: Type.Object({ next_page: Type.String(), page_size: Type.Optional(Type.Integer({ minimum: 1 })) }),
-        response: { 200: NextPageResponse, 202: Accepted, ...v2Errors(400) },
+        response: { 200: NextPageResponse, 202: Accepted, ...v2Errors(400, 503) },
       },
     },
     async (req, reply) => {
@@ -224,7 +228,9 @@ export async function v2Routes(app: FastifyInstance): Promise<void> {
         else if (k.toLowerCase() === 'page_size') size = value;
         else throw invalidQuery(`Invalid query parameter ${k}`);
       }
-      return sendPage(reply, await nextPage(ctx, token, pageSizeParam(size, 'Invalid page_size')));
+      const pageSize = pageSizeParam(size, 'Invalid page_size');
+      await holdExport(req, reply);
+      return sendPage(req, reply, await nextPage(ctx, token, pageSize));
     },
   );
 }

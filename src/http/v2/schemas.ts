@@ -9,6 +9,7 @@ export const V2Error = Type.Object(
   {
     code: Type.Integer({ description: 'The HTTP status, mirrored.' }),
     message: Type.String({ description: 'What went wrong (the public interface\'s wording for the errors it defines).' }),
+    request_id: Type.Optional(Type.String({ description: 'Id of the request (also in the X-Request-Id header and the server log).' })),
   },
   { $id: 'V2Error', description: 'Error envelope of every /v2 error response.' },
 );

@@ -2,7 +2,6 @@
 // plain-text manifest (streamed), the license breakdown, and the look-up of
 // series by their folder.
 
-import { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FilterObject } from '../../core/filters/v3.ts';
@@ -16,6 +15,7 @@ import { downloadCommands } from '../../contract/download-commands.ts';
 import { applyLimit, restLimits } from '../../contract/limits.ts';
 import { publicBase } from '../../contract/public-base.ts';
 import { errors } from './schemas.ts';
+import { holdExport, sendBlocks } from '../streams.ts';
 
 const EXAMPLE_FILTER = { terms: { collection_id: ['nlst'], Modality: ['CT'] } };
 
@@ -174,7 +174,9 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
           'The full manifest as text/plain, streamed: one s3:// series URL per line (s3://<bucket>/<crdc_series_uuid>/*), in manifest-page order. ' +
           'source=cloud2 lists the buckets of the second store, reached through its S3-compatible endpoint (URLs keep s3://). ' +
           'format=s5cmd emits a cp line per series, preceded by a # comment with the s5cmd command to run the file. ' +
-          'Headers X-Total-Count, X-Returned-Count, X-Truncated and X-Manifest-Limit say whether the list is complete. At least one filter is required.',
+          'Headers X-Total-Count, X-Returned-Count, X-Truncated and X-Manifest-Limit say whether the list is complete. At least one filter is required. ' +
+          'A manifest that fails half-way ends with a line starting "# ERROR:" and an aborted transfer, never a clean end. ' +
+          'Streamed exports share a budget (503 busy with Retry-After when full); a client that stops reading is cut after the write deadline.',
         body: ManifestTextBody,
         response: {
           200: {
@@ -182,13 +184,14 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
             headers: MANIFEST_TEXT_HEADERS,
             content: { 'text/plain': { schema: Type.String() } },
           },
-          ...errors(400, 422),
+          ...errors(400, 422, 503, 504),
         },
       },
     },
     async (req, reply) => {
       const b = req.body as { filters?: FilterObject; source?: string; limit?: number; format?: string };
       const limit = applyLimit('limit', b.limit, limits.manifestLines);
+      await holdExport(req, reply);
       const m = await manifestText(ctx, { ...b, limit: limit.value });
       if (limit.warning) m.warnings.push(limit.warning);
       reply.header('Content-Type', 'text/plain; charset=utf-8');
@@ -197,7 +200,7 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
       reply.header('X-Truncated', String(m.truncated));
       reply.header('X-Manifest-Limit', String(m.limit));
       if (m.warnings.length > 0) reply.header('X-Filter-Warnings', headerJson(m.warnings));
-      return reply.send(Readable.from(m.body, { objectMode: false }));
+      return sendBlocks(req, reply, m.body);
     },
   );
 

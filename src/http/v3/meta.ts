@@ -3,6 +3,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { stats, version } from '../../core/services/version.ts';
+import { readiness } from '../../core/services/readiness.ts';
+import { sendError } from '../errors.ts';
+import { errors } from './schemas.ts';
 
 const Version = Type.Object({
   idc_version: Type.String({ description: 'Data release served, e.g. v24.' }),
@@ -58,6 +61,49 @@ export async function metaRoutes(app: FastifyInstance): Promise<void> {
       },
     },
     async () => ({ status: 'ok' as const }),
+  );
+  const Budget = Type.Object(
+    {
+      slots: Type.Integer(),
+      busy: Type.Integer(),
+      queued: Type.Integer(),
+      admitted: Type.Integer(),
+      rejected: Type.Integer({ description: 'Refused since start: the queue was full.' }),
+      expired: Type.Integer({ description: 'Gave up since start at the queue deadline.' }),
+      cancelled: Type.Integer({ description: 'Stopped since start because nobody waited any more.' }),
+      timed_out: Type.Integer({ description: 'Stopped since start at the run deadline.' }),
+      leaked: Type.Integer({ description: 'Slots held now far past any deadline.' }),
+    },
+    { additionalProperties: true },
+  );
+  app.get(
+    '/ready',
+    {
+      schema: {
+        tags: ['meta'],
+        summary: 'Readiness check',
+        description:
+          'Whether this server should receive traffic now (for load balancers and supervisors; /v3/health is liveness). 503 when it is shutting down, ' +
+          'when the database cannot be read, when a budget of work is saturated (its queue is full) or when a slot is held far past its deadline; the message lists every problem.',
+        response: {
+          200: Type.Object({
+            status: Type.Literal('ready'),
+            checks: Type.Object({
+              draining: Type.Boolean(),
+              database: Type.String({ description: 'ok, or unreadable.' }),
+              budgets: Type.Record(Type.String(), Budget, { description: 'Each budget of work: curated queries, streamed exports, facet counts, caller SQL.' }),
+            }),
+          }),
+          ...errors(503),
+        },
+      },
+    },
+    async (req, reply) => {
+      const r = await readiness(ctx, app.draining);
+      reply.header('Cache-Control', 'no-store');
+      if (!r.ready) return sendError(req, reply, 503, 'not_ready', `Not ready: ${r.problems.join('; ')}.`);
+      return { status: 'ready' as const, checks: r.checks };
+    },
   );
   app.get(
     '/version',

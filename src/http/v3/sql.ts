@@ -2,7 +2,7 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { runSql } from '../../core/services/sql.ts';
+import { runSqlJson } from '../../core/services/sql.ts';
 import { sqlLogValue } from '../../core/sql-log.ts';
 import { applyLimit, restLimits } from '../../contract/limits.ts';
 import { errors } from './schemas.ts';
@@ -46,7 +46,12 @@ export async function sqlRoutes(app: FastifyInstance): Promise<void> {
         'One object per row keyed by column name. 64-bit integers are JSON numbers (strings only beyond 2^53), dates ISO strings, lists arrays, structs objects, blobs hex.',
     }),
     row_count: Type.Integer({ description: 'Number of rows returned.' }),
-    truncated: Type.Boolean({ description: 'True when more rows exist than max_rows: raise max_rows, narrow or aggregate the query. False means the result is complete.' }),
+    truncated: Type.Boolean({
+      description: 'True when rows were cut, by max_rows or by the byte budget of a result: raise max_rows, narrow or aggregate the query. False means the result is complete.',
+    }),
+    truncated_reason: Type.Union([Type.Literal('max_rows'), Type.Literal('max_bytes'), Type.Null()], {
+      description: `What cut the rows: max_rows, or max_bytes (the result's rows reached ${ctx.config.sqlMaxBytes} bytes of JSON, IDQS_SQL_MAX_BYTES: select fewer or narrower columns); null when the result is complete.`,
+    }),
     max_rows: Type.Integer({ description: 'The row cap that was applied.' }),
   });
 
@@ -61,16 +66,20 @@ export async function sqlRoutes(app: FastifyInstance): Promise<void> {
           `(default ${sqlMaxRows}, ceiling ${sqlMaxRowsCap}); truncated says whether the result was cut. ` +
           `Statements that write, attach, load extensions, read files or URLs, export or change settings are refused (400 invalid_query), as is more than one statement. ` +
           "Engine errors are returned verbatim as 400 invalid_query, including its suggestions ('Did you mean ...'), so the query can be corrected. " +
-          `A query running longer than ${seconds}s is cancelled (504 query_timeout); when all SQL slots are busy the answer is 503 busy. ` +
+          `Rows are also cut at ${ctx.config.sqlMaxBytes} bytes of JSON (truncated_reason says which cut applied). ` +
+          `A query running longer than ${seconds}s is cancelled (504 query_timeout); when all SQL slots are busy the answer is 503 busy; ` +
+          'a query that needs more memory than caller SQL may use is stopped (503 resource_exhausted). ' +
           'Learn the schema first with GET /v3/tables and GET /v3/tables/{table}; for bulk series lists use the cohort manifest endpoints.',
         body: SqlBody,
         response: { 200: SqlResult, ...errors(400, 422, 503, 504) },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       req.sqlLog = sqlLogValue(ctx, req.body.sql);
       // Above the ceiling is lowered (the body reports the cap applied in max_rows).
-      return runSql(ctx, req.body.sql, applyLimit('max_rows', req.body.max_rows, limits.sqlRows).value);
+      const body = await runSqlJson(ctx, req.body.sql, applyLimit('max_rows', req.body.max_rows, limits.sqlRows).value);
+      // The rows are JSON text written by the SQL worker: sent as they are, never parsed and written again.
+      return reply.type('application/json; charset=utf-8').send(body);
     },
   );
 }

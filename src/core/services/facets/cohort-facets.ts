@@ -3,10 +3,13 @@
 // counted under every *other* filter and under all filters, a missing
 // bucket, and the cohort's totals. Results are kept in a small LRU cache
 // keyed by the release and the normalised request, since the data never
-// changes for an opened database.
+// changes for an opened database. A count runs in this process, so it has a
+// budget (IDQS_FACET_SLOTS at once, a bounded queue): a burst of uncached
+// requests waits or is refused instead of taking the event loop in turn.
 
 import { LRUCache } from 'lru-cache';
 import { memo, type AppContext } from '../../context.ts';
+import { detached, forCaller } from '../../engine/work.ts';
 import { didYouMean, field, invalidQuery, invalidRequest, msg, see } from '../../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../../filters/v3.ts';
 import { ATTRIBUTES, ATTRIBUTE_BY_NAME } from '../../registry/attributes.ts';
@@ -264,10 +267,18 @@ export async function cohortFacets(ctx: AppContext, req: FacetsRequest): Promise
   const key = `${ctx.dataset.identity}\n${JSON.stringify([mode, limit, attributes])}\n${canonical(compiled.filters_applied)}`;
   let p = cache.get(key);
   if (!p) {
-    p = compute(ctx, compiled, attributes, mode, limit);
+    // Shared by every request for the same facets: detached from the one that starts it.
+    p = detached(async () => {
+      const slot = await ctx.engine.facets.acquire();
+      try {
+        return await compute(ctx, compiled, attributes, mode, limit);
+      } finally {
+        slot.release();
+      }
+    });
     cache.set(key, p);
     p.catch(() => cache.delete(key));
   }
-  const { totals, facets } = await p;
+  const { totals, facets } = await forCaller(p);
   return { count: mode, totals, facets, filters_applied: compiled.filters_applied, warnings };
 }

@@ -2,10 +2,14 @@
 // condition (rows after the last one sent, in the manifest's order), so deep
 // pages cost what the first one does and pages never overlap or skip. When a
 // page takes longer than the deadline the caller gets a token for that same
-// page (HTTP 202); the work goes on, and resubmitting the token collects it.
+// page (HTTP 202); the work goes on, parked, and resubmitting the token
+// collects it. Work nobody waits for is cancelled: a page whose client leaves
+// before any 202 announced it, and a parked page nobody collects within
+// IDQS_V2_ORPHAN_MS. At most IDQS_V2_PARKED pages are parked at once.
 
 import type { AppContext } from '../../context.ts';
-import { invalidQuery } from '../../errors.ts';
+import { busy, invalidQuery, msg, setting } from '../../errors.ts';
+import { WorkCancelled, currentWork, runWork } from '../../engine/work.ts';
 import type { Row } from '../../engine/engine.ts';
 import type { JsonValue } from '../../engine/json.ts';
 import { inlineSql, keysetCondition, planManifest, requireV2Tables, type ManifestPlan } from './plan.ts';
@@ -49,10 +53,13 @@ function tokens(ctx: AppContext): TokenCodec {
 /** Work under way or finished but not yet collected, by page identity. */
 interface Pending {
   promise: Promise<{ manifest: ManifestPage; cursor: PageCursor | null }>;
-  expires: number;
+  /** Stops the page's queries. */
+  stop: AbortController;
+  /** A 202 has given out its token: someone may come back for it. */
+  announced: boolean;
+  /** Cancels it when nobody collects it in time. */
+  orphan?: NodeJS.Timeout;
 }
-
-const PENDING_TTL_MS = 10 * 60_000;
 
 const pendingByContext = new WeakMap<AppContext, Map<string, Pending>>();
 
@@ -63,6 +70,18 @@ function pendingMap(ctx: AppContext): Map<string, Pending> {
     pendingByContext.set(ctx, p);
   }
   return p;
+}
+
+/** Keep a page for whoever comes back with its token; cancel it if nobody does in time. */
+function park(ctx: AppContext, key: string, entry: Pending): void {
+  const pending = pendingMap(ctx);
+  clearTimeout(entry.orphan);
+  entry.orphan = setTimeout(() => {
+    if (pending.get(key) === entry) pending.delete(key);
+    entry.stop.abort(new WorkCancelled('a /v2 page nobody collected'));
+  }, ctx.config.v2OrphanMs);
+  entry.orphan.unref();
+  pending.set(key, entry);
 }
 
 const caches = new WeakMap<AppContext, ResultCache>();
@@ -136,32 +155,51 @@ async function readPage(ctx: AppContext, plan: ManifestPlan, cursor: PageCursor,
   };
 }
 
+/** Settles (rejecting) when the signal aborts. */
+function whenAborted(signal: AbortSignal | undefined): Promise<never> {
+  return new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true }));
+}
+
 /** Run a page against the deadline; on timeout the work is parked under the page's own token. */
 async function pageWithDeadline(ctx: AppContext, query: ManifestQuery, plan: ManifestPlan, cursor: PageCursor, size: number): Promise<PageOutcome> {
   const tk = tokens(ctx);
   const here = tk.encode({ query, cursor: { ...cursor, pageSize: size } });
   const pending = pendingMap(ctx);
-  const now = Date.now();
-  for (const [k, p] of pending) if (p.expires < now) pending.delete(k);
   let entry = pending.get(here);
-  if (!entry) {
-    const promise = readPage(ctx, plan, cursor, size);
+  if (entry) {
+    // Collected: it is this request's to wait for now.
+    clearTimeout(entry.orphan);
+    pending.delete(here);
+  } else {
+    const stop = new AbortController();
+    // The page's queries follow its own signal, not the request's: a parked page outlives its first client.
+    const work = { signal: stop.signal, requestId: currentWork()?.requestId, timeout: { ms: ctx.config.exportTimeoutMs, setting: 'IDQS_EXPORT_TIMEOUT_MS' } };
+    const promise = runWork(work, () => readPage(ctx, plan, cursor, size));
     promise.catch(() => undefined); // collected (and reported) by whoever awaits it
-    entry = { promise, expires: now + PENDING_TTL_MS };
+    entry = { promise, stop, announced: false };
   }
   const deadline = ctx.config.v2DeadlineMs;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deadline)));
+  const caller = currentWork()?.signal;
   try {
-    const r = await Promise.race([entry.promise, late]);
+    const r = await Promise.race([entry.promise, late, whenAborted(caller)]);
     if (r === 'late') {
-      pending.set(here, entry);
+      if (pending.size >= ctx.config.v2Parked) {
+        entry.stop.abort(new WorkCancelled('too many parked /v2 pages'));
+        throw busy(msg`Too many /v2 pages are being prepared (at most ${ctx.config.v2Parked}, ${setting('IDQS_V2_PARKED')}); retry in a few seconds.`, 5);
+      }
+      entry.announced = true;
+      park(ctx, here, entry);
       return { status: 'pending', next_page: here };
     }
-    pending.delete(here);
     return { status: 'done', manifest: r.manifest, next_page: r.cursor ? tk.encode({ query, cursor: r.cursor }) : '' };
   } catch (e) {
-    pending.delete(here);
+    if (caller?.aborted && e === caller.reason) {
+      // The client left: a page someone holds a token for waits for them; one nobody knows of stops.
+      if (entry.announced) park(ctx, here, entry);
+      else entry.stop.abort(new WorkCancelled('the client went away'));
+    }
     throw e;
   } finally {
     clearTimeout(timer);

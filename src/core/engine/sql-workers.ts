@@ -1,0 +1,316 @@
+// Caller SQL runs in worker processes (./sql-worker.ts), one query each at a
+// time, admitted through a budget (bounded queue, queue deadline). Each
+// worker has a hard memory cap the kernel enforces (prlimit's RLIMIT_DATA,
+// plus V8's heap limit and DuckDB's own limit) and a lower CPU priority, so
+// a runaway query can neither take the server's memory nor its cores. The
+// run deadline is real: at the deadline (or when the client leaves) the
+// caller is answered at once, the worker is asked to interrupt, and killed
+// and replaced if it does not stop within a second. A worker that dies is
+// replaced on next use; warm workers are reused.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { homedir, setPriority, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { IdqsError, cancelled, msg, queryTimeout, resourceExhausted, setting, unavailable } from '../errors.ts';
+import { SERVER_FAULT } from './sql-sandbox.ts';
+import { Pool, type BudgetStats } from './budget.ts';
+import { DeadlineReached, currentWork, deadline, outsideWork } from './work.ts';
+import type { FromWorker, WorkerResult, WorkerSetup } from './sql-worker.ts';
+import type { JsonValue } from './json.ts';
+
+export interface SqlWorkersOptions {
+  path: string;
+  workers: number;
+  /** Memory of caller SQL in bytes, split evenly among the workers. */
+  memoryBytes: number;
+  /** The setting as written (2GB), for messages. */
+  memoryLimit: string;
+  threads: number;
+  tempDirSize: string;
+  queue: number;
+  queueTimeoutMs: number;
+  timeoutMs: number;
+}
+
+/** A caller query's result: rows kept as the JSON text the worker wrote, parsed only when asked. */
+export class CallerSqlResult {
+  private parsed: Record<string, JsonValue>[] | undefined;
+  constructor(
+    readonly columns: string[],
+    readonly types: string[],
+    /** The rows as JSON objects separated by commas. */
+    readonly rowsJson: string,
+    readonly row_count: number,
+    readonly truncated: boolean,
+    readonly truncated_reason: 'max_rows' | 'max_bytes' | null,
+    readonly max_rows: number,
+  ) {}
+
+  get rows(): Record<string, JsonValue>[] {
+    this.parsed ??= JSON.parse(`[${this.rowsJson}]`) as Record<string, JsonValue>[];
+    return this.parsed;
+  }
+}
+
+/** Time a worker gets to stop after an interrupt before it is killed. */
+const KILL_GRACE_MS = 1000;
+/** Worker processes run below the server's priority: the server's own work comes first. */
+const WORKER_NICENESS = 10;
+/** Address space a worker needs besides its share (Node, the engine, thread stacks), bytes. */
+const BASE_DATA_BYTES = 320 * 1024 * 1024;
+const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => existsSync(p)) ?? null;
+
+interface Job {
+  id: number;
+  /** The request it serves, for operator log lines. */
+  requestId: string | undefined;
+  done: boolean;
+  finish: (r: WorkerResult | null, e: Error | null) => void;
+}
+
+interface Worker {
+  index: number;
+  proc: ChildProcess | null;
+  ready: Promise<void> | null;
+  tempDir: string | null;
+  job: Job | null;
+  /** Set when we killed it (deadline), so its exit is not reported as a crash. */
+  killed: boolean;
+  stderr: string;
+}
+
+function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))}`;
+}
+
+export class SqlWorkers {
+  readonly pool: Pool<Worker>;
+  /** Operator events: a worker crashed, was killed, could not start. */
+  readonly events = new EventEmitter();
+  private nextId = 1;
+  private closed = false;
+  private restarts = 0;
+  private readonly shareBytes: number;
+
+  constructor(private readonly o: SqlWorkersOptions) {
+    const workers: Worker[] = Array.from({ length: o.workers }, (_, index) => ({ index, proc: null, ready: null, tempDir: null, job: null, killed: false, stderr: '' }));
+    this.pool = new Pool(workers, {
+      what: 'SQL queries',
+      queue: o.queue,
+      queueTimeoutMs: o.queueTimeoutMs,
+      settings: { slots: 'IDQS_SQL_CONNECTIONS', queue: 'IDQS_SQL_QUEUE', queueTimeout: 'IDQS_QUEUE_TIMEOUT_MS' },
+      maxHoldMs: o.timeoutMs + KILL_GRACE_MS + 5000,
+    });
+    this.shareBytes = Math.floor(o.memoryBytes / o.workers);
+  }
+
+  /** Start `n` workers now so the first queries find them warm. */
+  prewarm(n = 1): void {
+    for (const w of this.pool.all().slice(0, n)) this.ensure(w).catch(() => undefined);
+  }
+
+  private setup(w: Worker): { command: string; args: string[]; setup: WorkerSetup } {
+    const here = fileURLToPath(import.meta.url);
+    const fromSource = here.endsWith('.ts');
+    const entry = join(dirname(here), `sql-worker.${fromSource ? 'ts' : 'js'}`);
+    w.tempDir = mkdtempSync(join(tmpdir(), `idqs-sql-${process.pid}-${w.index}-`));
+    const mb = (b: number) => Math.max(16, Math.floor(b / (1024 * 1024)));
+    const setup: WorkerSetup = {
+      path: this.o.path,
+      // The engine gets most of the share; the rest is for the rows being serialised.
+      memoryLimit: `${mb(this.shareBytes * 0.6)}MB`,
+      threads: this.o.threads,
+      tempDir: w.tempDir,
+      tempDirSize: this.o.tempDirSize,
+      secrets: [dirname(this.o.path), this.o.path, w.tempDir, tmpdir(), homedir(), process.cwd()],
+    };
+    const node = [
+      ...(fromSource ? ['--import', import.meta.resolve('tsx')] : []),
+      `--max-old-space-size=${mb(this.shareBytes * 0.4)}`,
+      entry,
+      JSON.stringify(setup),
+    ];
+    if (PRLIMIT) return { command: PRLIMIT, args: [`--data=${this.shareBytes + BASE_DATA_BYTES}`, '--', process.execPath, ...node], setup };
+    return { command: process.execPath, args: node, setup };
+  }
+
+  /** The worker's process, started when it has none (for the request `requestId`, named in operator logs). */
+  private ensure(w: Worker, requestId?: string): Promise<void> {
+    if (this.closed) return Promise.reject(cancelled('The engine is closed: the service is shutting down.'));
+    if (w.ready) return w.ready;
+    const { command, args } = this.setup(w);
+    w.killed = false;
+    w.stderr = '';
+    // Spawned outside the request that needs it first: its events belong to no request.
+    const proc = outsideWork(() =>
+      spawn(command, args, {
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+        serialization: 'advanced',
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: w.tempDir! },
+      }),
+    );
+    w.proc = proc;
+    proc.stderr?.setEncoding('utf8');
+    proc.stderr?.on('data', (d: string) => (w.stderr = (w.stderr + d).slice(-4000)));
+    w.ready = new Promise<void>((resolve, reject) => {
+      const onMessage = (m: FromWorker) => {
+        if (m.t === 'ready') {
+          if (proc.pid !== undefined) {
+            try {
+              setPriority(proc.pid, WORKER_NICENESS);
+            } catch {
+              /* not permitted here: run at normal priority */
+            }
+          }
+          resolve();
+        } else this.onMessage(w, m);
+      };
+      proc.on('message', onMessage);
+      proc.once('exit', (code, signal) => {
+        if (w.proc === proc && w.ready !== null) {
+          // Exited before it was ready: it could not open the database.
+          const cause = w.stderr.trim().split('\n').slice(-2).join(' | ');
+          const fault = SERVER_FAULT.test(cause);
+          this.events.emit('operator', { level: 'error', msg: fault ? 'database read error: the database file is damaged or unreadable (a caller-SQL worker could not open it)' : 'caller-SQL worker could not start', cause, exit: code ?? signal, req_id: requestId });
+          reject(unavailable(fault ? 'The database could not be read; the operator has been told. Retry later.' : 'The SQL worker could not start; the operator log has the cause. Retry later.'));
+        }
+        this.onExit(w, proc, code, signal);
+      });
+      proc.once('error', (e) => reject(unavailable(`The SQL worker could not start: ${e.message}`)));
+    });
+    w.ready.catch(() => undefined);
+    return w.ready;
+  }
+
+  private onMessage(w: Worker, m: FromWorker): void {
+    const job = w.job;
+    if (!job || m.t === 'ready' || m.id !== job.id) return;
+    if (m.t === 'result') job.finish(m, null);
+    else {
+      if (m.kind === 'unavailable') {
+        this.events.emit('operator', { level: 'error', msg: 'database read error: the database file is damaged or unreadable (caller-SQL worker)', cause: m.cause, req_id: job.requestId });
+      }
+      const parts =
+        m.kind === 'resource_exhausted'
+          ? [...m.parts, ...msg`\nCaller SQL may use ${this.shareText()} per query (its share of ${setting('IDQS_SQL_MEMORY_LIMIT')}=${this.o.memoryLimit}): aggregate, filter or add a LIMIT, and retry.`]
+          : m.parts;
+      job.finish(null, new IdqsError(m.kind, parts));
+    }
+  }
+
+  private onExit(w: Worker, proc: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (w.proc !== proc) return;
+    const killed = w.killed;
+    w.proc = null;
+    w.ready = null;
+    if (w.tempDir) rmSync(w.tempDir, { recursive: true, force: true });
+    w.tempDir = null;
+    if (this.closed) return;
+    this.restarts++;
+    const share = this.shareText();
+    if (!killed) {
+      this.events.emit('operator', {
+        level: 'warn',
+        msg: 'caller-SQL worker stopped; it is replaced on next use',
+        req_id: w.job?.requestId,
+        exit: code ?? signal,
+        stderr: w.stderr.trim().split('\n').slice(-3).join(' | '),
+      });
+    }
+    w.job?.finish(
+      null,
+      resourceExhausted(
+        msg`The query was stopped: the SQL worker running it ended (${String(code ?? signal)}), most likely because it needed more than its memory share (${share} of ${setting('IDQS_SQL_MEMORY_LIMIT')}=${this.o.memoryLimit}). Aggregate, filter or add a LIMIT, and retry.`,
+      ),
+    );
+  }
+
+  private shareText(): string {
+    return `${Math.round(this.shareBytes / (1024 * 1024))} MB`;
+  }
+
+  /** Run one caller statement; resolves with its result, rejects with a core error. */
+  async run(sql: string, maxRows: number, maxBytes: number, signal?: AbortSignal): Promise<CallerSqlResult> {
+    const lease = await this.pool.acquire(signal);
+    const w = lease.item;
+    try {
+      await this.ensure(w, currentWork()?.requestId);
+    } catch (e) {
+      lease.release();
+      throw e;
+    }
+    const d = deadline(this.o.timeoutMs, 'IDQS_SQL_TIMEOUT_MS', signal);
+    const id = this.nextId++;
+    return new Promise<CallerSqlResult>((resolve, reject) => {
+      let answered = false;
+      let killTimer: NodeJS.Timeout | undefined;
+      const job: Job = {
+        id,
+        requestId: currentWork()?.requestId,
+        done: false,
+        finish: (r, e) => {
+          if (job.done) return;
+          job.done = true;
+          clearTimeout(killTimer);
+          d.clear();
+          d.signal.removeEventListener('abort', onAbort);
+          w.job = null;
+          lease.release();
+          if (answered) return;
+          answered = true;
+          if (e) reject(e);
+          else resolve(new CallerSqlResult(r!.columns, r!.types, r!.rows, r!.row_count, r!.truncated, r!.truncated_reason, maxRows));
+        },
+      };
+      // The deadline answers the caller now; the worker is interrupted, and killed if it does not stop.
+      const onAbort = () => {
+        const reason: unknown = d.signal.reason;
+        answered = true;
+        if (reason instanceof DeadlineReached) {
+          this.pool.count('timed_out');
+          reject(
+            queryTimeout(
+              msg`Query exceeded the ${formatSeconds(this.o.timeoutMs)}s statement timeout (${setting('IDQS_SQL_TIMEOUT_MS')}) and was cancelled. Narrow the query (filters, LIMIT, aggregation) and retry.`,
+            ),
+          );
+        } else {
+          this.pool.count('cancelled');
+          reject(cancelled('The client went away; its query was stopped.'));
+        }
+        if (w.proc?.connected) w.proc.send({ t: 'cancel', id });
+        killTimer = setTimeout(() => {
+          if (job.done || !w.proc) return;
+          w.killed = true;
+          this.events.emit('operator', { level: 'warn', msg: 'caller-SQL worker did not stop after an interrupt; killed and replaced', req_id: job.requestId });
+          w.proc.kill('SIGKILL');
+        }, KILL_GRACE_MS);
+      };
+      w.job = job;
+      d.signal.addEventListener('abort', onAbort, { once: true });
+      if (d.signal.aborted) onAbort();
+      else if (w.proc?.connected) w.proc.send({ t: 'run', id, sql, maxRows, maxBytes });
+      else job.finish(null, unavailable('The SQL worker stopped before the query could start. Retry.'));
+    });
+  }
+
+  stats(): BudgetStats & { restarts: number; running: number } {
+    return { ...this.pool.stats(), restarts: this.restarts, running: this.pool.all().filter((w) => w.proc !== null).length };
+  }
+
+  /** Stop every worker (running queries are answered as cancelled). */
+  close(): void {
+    this.closed = true;
+    this.pool.close();
+    for (const w of this.pool.all()) {
+      w.job?.finish(null, cancelled('The engine is closed: the service is shutting down.'));
+      if (w.proc) {
+        w.killed = true;
+        w.proc.kill('SIGKILL');
+      }
+      if (w.tempDir) rmSync(w.tempDir, { recursive: true, force: true });
+    }
+  }
+}
