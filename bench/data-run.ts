@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from '../src/core/data/build.ts';
-import { generate } from '../src/core/data/generate.ts';
+import { generate } from '../src/datagen/generate.ts';
 
 const scale = Number(process.argv[2]);
 const instances = process.argv[3] === 'instances';

@@ -7,7 +7,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generate } from '../src/core/data/generate.ts';
+import { generate } from '../src/datagen/generate.ts';
 import { DEFAULT_STORES, type DatasetManifest } from '../src/core/data/manifest.ts';
 import { pivotSelect } from '../src/core/registry/v2.ts';
 import { lit } from '../src/core/data/sql.ts';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testDataset, TEST_SCALE, TEST_SEED } from './fixture.ts';
 import { build } from '../src/core/data/build.ts';
-import { generate } from '../src/core/data/generate.ts';
+import { generate } from '../src/datagen/generate.ts';
 import { lit } from '../src/core/data/sql.ts';
 
 let inst: DuckDBInstance;

@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { spawn } from 'node:child_process';
 import dicomParser from 'dicom-parser';
 import { DEFAULT_STORES } from '../src/core/data/manifest.ts';
-import { writeObjects, type ObjectsResult } from '../src/core/data/objects.ts';
+import { writeObjects, type ObjectsResult } from '../src/datagen/objects.ts';
 import { startServer, testDataset, type TestServer } from './fixture.ts';
 import { bucketFolders, CLI, events, faultProxy, runCli, startCli, startS3, type S3Server } from './s3.ts';
 

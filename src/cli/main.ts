@@ -13,10 +13,10 @@ import { progressReporter } from './progress.ts';
 // them, so client commands (idqs download) start fast and never load DuckDB.
 const createContext = async (...a: Parameters<typeof import('../core/context.ts').createContext>) => (await import('../core/context.ts')).createContext(...a);
 const build = async (...a: Parameters<typeof import('../core/data/build.ts').build>) => (await import('../core/data/build.ts')).build(...a);
-const ensureDefaultDataset = async (...a: Parameters<typeof import('../core/data/dataset.ts').ensureDefaultDataset>) =>
-  (await import('../core/data/dataset.ts')).ensureDefaultDataset(...a);
-const generate = async (...a: Parameters<typeof import('../core/data/generate.ts').generate>) => (await import('../core/data/generate.ts')).generate(...a);
-const writeObjects = async (...a: Parameters<typeof import('../core/data/objects.ts').writeObjects>) => (await import('../core/data/objects.ts')).writeObjects(...a);
+const ensureDefaultDataset = async (...a: Parameters<typeof import('../datagen/dataset.ts').ensureDefaultDataset>) =>
+  (await import('../datagen/dataset.ts')).ensureDefaultDataset(...a);
+const generate = async (...a: Parameters<typeof import('../datagen/generate.ts').generate>) => (await import('../datagen/generate.ts')).generate(...a);
+const writeObjects = async (...a: Parameters<typeof import('../datagen/objects.ts').writeObjects>) => (await import('../datagen/objects.ts')).writeObjects(...a);
 const runMcpStdio = async (...a: Parameters<typeof import('./mcp.ts').runMcpStdio>) => (await import('./mcp.ts')).runMcpStdio(...a);
 const buildApp = async (...a: Parameters<typeof import('../http/app.ts').buildApp>) => (await import('../http/app.ts')).buildApp(...a);
 const API_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

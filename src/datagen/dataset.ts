@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { build, builtIdentity, datasetIdentity, type BuildReport } from './build.ts';
+import { build, builtIdentity, datasetIdentity, type BuildReport } from '../core/data/build.ts';
 import { generate } from './generate.ts';
 
 /** Bump when generated data changes, so caches of older generators are not reused. */

@@ -10,12 +10,12 @@ import { mkdir, readdir, rm, stat, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EQUIPMENT, LICENSES, SERIES_DESCRIPTIONS, SOP_CLASS, TEMPLATES, TRANSFER_SYNTAX, releaseDate } from './catalog.ts';
 import { makePlan, type Plan } from './plan.ts';
-import { lit, valuesTable } from './sql.ts';
-import { TABLES } from '../registry/tables.ts';
+import { lit, valuesTable } from '../core/data/sql.ts';
+import { TABLES } from '../core/registry/tables.ts';
 import { generateClinical } from './generate-clinical.ts';
 import { generateV2 } from './generate-v2.ts';
 import { buildBibliography } from './bibliography.ts';
-import { DEFAULT_STORES, type DatasetManifest } from './manifest.ts';
+import { DEFAULT_STORES, type DatasetManifest } from '../core/data/manifest.ts';
 
 export interface GenerateOptions {
   scale: number;

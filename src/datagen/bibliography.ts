@@ -3,46 +3,10 @@
 // and certain (title, publisher, year from the DOI); authors of real datasets
 // are given as the collection's contributors rather than invented names.
 
-import type { BibRecord } from './manifest.ts';
+import type { BibRecord } from '../core/data/manifest.ts';
+import { PLATFORM_CITATION } from '../core/data/platform-citation.ts';
 import { prng, type Plan } from './plan.ts';
 
-/** The data platform's own paper, cited in addition to every dataset. */
-export const PLATFORM_CITATION: BibRecord = {
-  doi: '10.1148/rg.230180',
-  title:
-    'National Cancer Institute Imaging Data Commons: Toward Transparency, Reproducibility, and Scalability in Imaging Artificial Intelligence',
-  authors: [
-    { family: 'Fedorov', given: 'Andrey' },
-    { family: 'Longabaugh', given: 'William J. R.' },
-    { family: 'Pot', given: 'David' },
-    { family: 'Clunie', given: 'David A.' },
-    { family: 'Pieper', given: 'Steve D.' },
-    { family: 'Gibbs', given: 'David L.' },
-    { family: 'Bridge', given: 'Christopher' },
-    { family: 'Herrmann', given: 'Markus D.' },
-    { family: 'Homeyer', given: 'André' },
-    { family: 'Lewis', given: 'Rob' },
-    { family: 'Aerts', given: 'Hugo J. W. L.' },
-    { family: 'Krishnaswamy', given: 'Deepa' },
-    { family: 'Thiriveedhi', given: 'Vamsi K.' },
-    { family: 'Ciausu', given: 'Cosmin' },
-    { family: 'Schacherer', given: 'Daniela P.' },
-    { family: 'Bontempi', given: 'Dennis' },
-    { family: 'Pihl', given: 'Todd' },
-    { family: 'Wagner', given: 'Ulrike' },
-    { family: 'Farahani', given: 'Keyvan' },
-    { family: 'Kim', given: 'Erika' },
-    { family: 'Kikinis', given: 'Ron' },
-  ],
-  year: 2023,
-  publisher: 'Radiological Society of North America',
-  url: 'https://doi.org/10.1148/rg.230180',
-  type: 'article',
-  container_title: 'RadioGraphics',
-  volume: '43',
-  issue: '12',
-  pages: 'e230180',
-};
 
 const FAMILY = ['Smith', 'Chen', 'Garcia', 'Kowalski', 'Nguyen', 'Okafor', 'Rossi', 'Schmidt', 'Tanaka', 'Novak', 'Silva', 'Haddad', 'Larsen', 'Patel', 'Dubois', 'Moreau', 'Ivanova', 'Kim', 'Murphy', 'Cohen'];
 const GIVEN = ['A.', 'B.', 'C.', 'D.', 'E.', 'F.', 'G.', 'H.', 'J.', 'K.', 'L.', 'M.', 'N.', 'P.', 'R.', 'S.', 'T.', 'V.'];

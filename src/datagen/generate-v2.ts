@@ -9,9 +9,9 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GenContext } from './generate.ts';
 import { ensureClinicalLatent } from './generate-clinical.ts';
-import { DEFAULT_STORES } from './manifest.ts';
-import { lit, weightedCase } from './sql.ts';
-import { INSTANCE_COLUMNS, PIVOT_COLUMNS, SERIES_COLUMNS } from '../registry/v2.ts';
+import { DEFAULT_STORES } from '../core/data/manifest.ts';
+import { lit, weightedCase } from '../core/data/sql.ts';
+import { INSTANCE_COLUMNS, PIVOT_COLUMNS, SERIES_COLUMNS } from '../core/registry/v2.ts';
 
 const COPY_OPTS = '(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 122880)';
 

@@ -12,8 +12,8 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GenContext } from './generate.ts';
 import { prng, type PlannedCollection } from './plan.ts';
-import { lit, weightedCase } from './sql.ts';
-import { CODED_VALUE_STRUCT, TABLE_BY_NAME } from '../registry/tables.ts';
+import { lit, weightedCase } from '../core/data/sql.ts';
+import { CODED_VALUE_STRUCT, TABLE_BY_NAME } from '../core/registry/tables.ts';
 
 type SqlType = 'VARCHAR' | 'BIGINT' | 'DOUBLE';
 /** (option_code, option_description) pairs of a coded column. */
