@@ -135,7 +135,7 @@ test('clinical_index has the registry columns and exactly the columns of the cli
   }
   const actual = (await rows(`SELECT short_table_name, "column" FROM ci`)).map((r) => `${String(r.short_table_name)}.${String(r.column)}`);
   assert.deepEqual(actual, expected);
-  assert.equal(await scalar(`SELECT count(*) FROM ci WHERE table_name <> 'bigquery-public-data.idc_v24_clinical.' || short_table_name`), 0);
+  assert.equal(await scalar(`SELECT count(*) FROM ci WHERE table_name <> ${lit(`bigquery-public-data.idc_${manifest.release}_clinical.`)} || short_table_name`), 0);
   assert.equal(await scalar(`SELECT count(*) FROM ci WHERE column_label IS NULL OR column_label = '' OR "values" IS NULL OR len("values") > 20`), 0);
   // Column names come in several styles and types are mixed.
   assert.ok((await scalar(`SELECT count(DISTINCT "column") FROM ci WHERE "column" <> lower("column")`)) > 5);

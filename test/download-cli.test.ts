@@ -88,8 +88,8 @@ function assertTree(out: string, want: Expected): void {
   for (const [rel, src] of want.files) assert.ok(readFileSync(join(out, rel)).equals(readFileSync(src)), `${rel} differs from the stored object`);
 }
 
-const COLL = 'upenn_renal_6';
-const COLL2 = 'cptac_gbm';
+const COLL = 'midrc_ricord_1c';
+const COLL2 = 'tcga_sarc';
 
 test('the generator wrote whole collections of valid DICOM files whose UIDs match the index', async () => {
   assert.ok(written.complete_collections.includes(COLL) && written.complete_collections.includes(COLL2), JSON.stringify(written));

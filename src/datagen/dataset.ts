@@ -8,7 +8,7 @@ import { build, builtIdentity, datasetIdentity, type BuildReport } from '../core
 import { generate } from './generate.ts';
 
 /** Bump when generated data changes, so caches of older generators are not reused. */
-export const GENERATOR_VERSION = 3;
+export const GENERATOR_VERSION = 4;
 
 export interface DefaultDataset {
   folder: string;

@@ -1,16 +1,14 @@
-// The dataset plan: which collections and analysis results exist at a given
-// scale and seed, and how many patients each has. Small, computed in JS with a
-// seeded PRNG; the bulk rows are generated from it in SQL.
+// The dataset plan: every collection and analysis result of the release
+// profile, with the number of patients at the requested scale (at least one,
+// so every collection exists at every scale) and the share of source series
+// each analysis result derives objects from. Small and computed in JS; the
+// bulk rows are generated from it in SQL.
 
-import {
-  REAL_ANALYSIS_RESULTS,
-  REAL_COLLECTIONS,
-  SEGMENT_PROPERTIES,
-  SYNTHETIC_PROFILES,
-  SYNTHETIC_WORDS,
-  type AnalysisResultSpec,
-  type RealCollection,
-} from './catalog.ts';
+import { loadProfile, PID_CLASSES, type AnalysisResultPart, type AnalysisResultProfile, type CollectionProfile, type ReleaseProfile, type StudySignature } from './profile.ts';
+import { IMAGE_MODALITIES } from './vocab.ts';
+
+/** Modalities whose objects point to an image series (seg_index, ann_index, rtstruct_index). */
+export const REFERENCING = ['SEG', 'RTSTRUCT', 'ANN'];
 
 /** sfc32 seeded from a string: small, fast, deterministic. */
 export function prng(seed: string): () => number {
@@ -44,153 +42,126 @@ export function prng(seed: string): () => number {
   };
 }
 
-export interface PlannedCollection extends RealCollection {
+export interface PlannedCollection extends CollectionProfile {
   idx: number;
-  synthetic: boolean;
   nPatients: number;
-  /** Offset added to the patient index so patterns shared by collections stay unique. */
+  /** PatientID template, widened when the real one has too few free positions for this many patients. */
+  pidTemplate: string;
+  /** Offset added to the patient number so collections sharing a template never share a PatientID. */
   pidOffset: number;
-  bucket: string;
-  /** Second license used for slide-microscopy series of multi-license collections. */
-  smLicense: string | null;
+  /** Two four-digit groups of the collection's TCIA-style UIDs. */
   uidGroup: [number, number];
 }
 
-export interface PlannedAnalysisResult extends AnalysisResultSpec {
+export interface PlannedPart extends AnalysisResultPart {
+  partIdx: number;
+  arIdx: number;
+  collIdx: number;
+  /** Share of the source series that get derived objects of this result. */
+  coverage: number;
+  /** Derived series of this part per covered source series. */
+  perCovered: number;
+}
+
+export interface PlannedAnalysisResult extends Omit<AnalysisResultProfile, 'parts'> {
   idx: number;
-  synthetic: boolean;
-  /** Resolved source collections present in this dataset. */
-  collections: string[];
+  parts: PlannedPart[];
 }
 
 export interface Plan {
   seed: number;
   scale: number;
+  profile: ReleaseProfile;
   collections: PlannedCollection[];
   analysisResults: PlannedAnalysisResult[];
+  /** Release the dataset imitates (the profile's). */
   currentVersion: number;
 }
 
-export const CURRENT_VERSION = 24;
-export const PATIENTS_AT_SCALE_1 = 80_000;
-
-/** Bucket of a series in the primary store: restricted licenses and head scans have their own. */
-export function bucketFor(license: string, head: boolean | undefined): string {
-  if (license.includes('NC')) return 'idc-open-data-cr';
-  return head ? 'idc-open-data-two' : 'idc-open-data';
+/**
+ * Ratio r of a geometric count 1 + G (P(G >= k) = r^k) capped at `cap`, whose
+ * mean is `mean`: the capped mean is 1 + r(1 - r^(cap-1)) / (1 - r), solved by
+ * bisection (the uncapped formula would fall short of the real mean).
+ */
+export function geometricRatio(mean: number, cap: number): number {
+  if (cap <= 1 || mean <= 1.0001) return 0;
+  if (mean >= cap - 1e-6) return 1;
+  const capped = (r: number) => 1 + (r * (1 - Math.pow(r, cap - 1))) / (1 - r);
+  let lo = 0;
+  let hi = 1 - 1e-12;
+  for (let i = 0; i < 100; i++) {
+    const mid = (lo + hi) / 2;
+    if (capped(mid) < mean) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
 }
 
-function slug(words: string[]): string {
-  return words.join('_').toLowerCase().replace(/[^a-z0-9]+/g, '_');
+/** Number of distinct identifiers a PatientID template can produce. */
+export function pidCapacity(template: string): number {
+  let n = 1;
+  for (const ch of template) n *= PID_CLASSES[ch]?.length ?? 1;
+  return n;
 }
 
-export function makePlan(scale: number, seed: number): Plan {
+/**
+ * A signature whose segmentations or structure sets have no image series in
+ * their study gets one of the collection's most common image modality, so
+ * every such object references an image of its own study.
+ */
+function withImage(sig: StudySignature, c: CollectionProfile): StudySignature {
+  if (!sig.mods.some((m) => REFERENCING.includes(m)) || sig.mods.some((m) => IMAGE_MODALITIES.includes(m))) return sig;
+  const image = Object.entries(c.modalities)
+    .filter(([m]) => IMAGE_MODALITIES.includes(m))
+    .sort((a, b) => b[1].series - a[1].series)[0]?.[0];
+  if (!image) return sig;
+  return { ...sig, mods: [...sig.mods, image].sort(), per: { ...sig.per, [image]: 1 }, max: { ...sig.max, [image]: 1 } };
+}
+
+export function makePlan(scale: number, seed: number, profile: ReleaseProfile = loadProfile()): Plan {
   if (!(scale > 0 && scale <= 4)) throw new Error(`scale must be in (0, 4]; got ${scale}`);
   const rnd = prng(`plan:${seed}`);
-  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-  const targetPatients = Math.max(60, Math.round(PATIENTS_AT_SCALE_1 * scale));
-
-  // Synthetic collections fill the corpus up to ~190 at scale 1, fewer below.
-  const nSynthetic = Math.round(148 * Math.min(1, Math.sqrt(scale)));
-  const synth: RealCollection[] = [];
-  const used = new Set(REAL_COLLECTIONS.map((c) => c.id));
-  for (let i = 0; synth.length < nSynthetic; i++) {
-    const prof = pick(SYNTHETIC_PROFILES);
-    const words = [pick(SYNTHETIC_WORDS), pick(SYNTHETIC_WORDS)];
-    if (words[0] === words[1]) continue;
-    if (rnd() < 0.4) words.push(String(1 + Math.floor(rnd() * 9)));
-    const name = words.join('-');
-    const id = slug(words);
-    if (used.has(id)) continue;
-    used.add(id);
-    const y0 = 1995 + Math.floor(rnd() * 20);
-    const nc = rnd() < 0.06;
-    const supporting = rnd() < 0.7 ? (rnd() < 0.3 ? 'Clinical, Genomics' : 'Clinical') : rnd() < 0.5 ? 'Image Analyses' : null;
-    synth.push({
-      id,
-      name,
-      cancer: prof.cancer,
-      location: prof.location,
-      species: prof.cancer === 'Phantom' ? 'Phantom' : 'Human',
-      program: pick(['Community', 'Community', 'Community', 'QIN', 'NCI Trials', 'ACRIN', 'HTAN', 'CCDI']),
-      doi: `10.7937/idqs.${id.replaceAll('_', '-')}`,
-      license: nc ? pick(['CC BY-NC 4.0', 'CC BY-NC 3.0']) : rnd() < 0.7 ? 'CC BY 4.0' : 'CC BY 3.0',
-      patients: Math.max(3, Math.round(Math.exp(5.0 + 1.1 * gaussian(rnd)))),
-      profile: prof.profile,
-      supporting: supporting ?? undefined,
-      pid: `${words.map((w) => w.replace(/[^A-Za-z0-9]/g, '').slice(0, 4).toUpperCase()).join('-')}-{n4}`,
-      head: prof.head,
-      sex: prof.sex,
-      years: [y0, Math.min(2025, y0 + 2 + Math.floor(rnd() * 8))],
-      since: 1 + Math.floor(Math.pow(rnd(), 0.7) * CURRENT_VERSION),
-    });
-  }
-
-  const all = [...REAL_COLLECTIONS, ...synth];
-  const rawTotal = all.reduce((s, c) => s + c.patients, 0);
-  const k = targetPatients / rawTotal;
   const offsets = new Map<string, number>();
-  const collections: PlannedCollection[] = all.map((c, idx) => {
-    const nPatients = Math.max(1, Math.round(c.patients * k));
-    const pidOffset = offsets.get(c.pid) ?? 0;
-    offsets.set(c.pid, pidOffset + nPatients);
-    const hasSm = (c.profile.sm ?? 0) > 0;
-    // Multi-license collections: slides under a newer license than the radiology.
-    const smLicense = hasSm && c.license === 'CC BY 3.0' && (c.program === 'TCGA' || c.program === 'CPTAC') ? 'CC BY 4.0' : null;
+  const collections: PlannedCollection[] = profile.collections.map((c, idx) => {
+    const nPatients = Math.max(1, Math.round(c.patients * scale));
+    let pidTemplate = c.pid;
+    const offset = offsets.get(pidTemplate) ?? 0;
+    while (pidCapacity(pidTemplate) < (offset + nPatients) * 4) pidTemplate += '#';
+    offsets.set(c.pid, offset + nPatients);
+    // A collection kept at one patient below its share (tiny scales) gets
+    // proportionally fewer studies, so phantoms with a thousand scans of one
+    // subject do not swamp a small dataset.
+    const studyScale = Math.min(1, (c.patients * scale) / nPatients);
     return {
       ...c,
-      years: c.years ?? [2000 + (idx % 15), 2005 + (idx % 15)],
-      since: c.since ?? 1,
+      studies_per_patient: {
+        mean: Math.max(1, c.studies_per_patient.mean * studyScale),
+        max: Math.max(1, Math.ceil(c.studies_per_patient.max * studyScale)),
+      },
+      signatures: c.signatures.map((sig) => withImage(sig, c)),
       idx,
-      synthetic: idx >= REAL_COLLECTIONS.length,
       nPatients,
-      pidOffset,
-      bucket: bucketFor(c.license, c.head),
-      smLicense,
+      pidTemplate,
+      pidOffset: pidTemplate === c.pid ? offset : 0,
       uidGroup: [1000 + Math.floor(rnd() * 9000), 1000 + Math.floor(rnd() * 9000)],
     };
   });
-
-  const present = new Set(collections.map((c) => c.id));
-  const resolve = (sources: string[]) =>
-    sources.flatMap((s) => (s.endsWith('*') ? collections.filter((c) => c.id.startsWith(s.slice(0, -1))).map((c) => c.id) : present.has(s) ? [s] : []));
-
-  const nSynthAr = Math.round(21 * Math.min(1, Math.sqrt(scale)));
-  const synthAr: AnalysisResultSpec[] = [];
-  const arIds = new Set(REAL_ANALYSIS_RESULTS.map((a) => a.id));
-  while (synthAr.length < nSynthAr) {
-    const src = collections.filter((c) => c.synthetic || rnd() < 0.1);
-    const chosen = [pick(src), pick(src)].map((c) => c.id);
-    const radiology = rnd() < 0.85;
-    const modality = radiology ? pick(['CT', 'CT', 'MR', 'PT']) : 'SM';
-    const words = [pick(SYNTHETIC_WORDS), pick(['Segmentations', 'Annotations', 'AI-Labels', 'Contours'])];
-    const id = slug(words);
-    if (arIds.has(id)) continue;
-    arIds.add(id);
-    const props = SEGMENT_PROPERTIES.filter(() => rnd() < 0.3);
-    synthAr.push({
-      id,
-      title: `${words.join(' ')} for ${chosen.join(' and ')}`,
-      doi: `10.5555/idqs.${id}`,
-      sources: [...new Set(chosen)],
-      sourceModality: modality,
-      derived: radiology ? (rnd() < 0.3 ? ['SEG', 'SR'] : rnd() < 0.2 ? ['RTSTRUCT'] : ['SEG']) : ['ANN'],
-      coverage: 0.2 + rnd() * 0.6,
-      license: rnd() < 0.85 ? 'CC BY 4.0' : 'CC BY-NC 4.0',
-      algorithm: pick(['nnU-Net', 'TotalSegmentator', 'MONAI Label', 'Manual contouring', 'HoVer-Net']),
-      algorithmType: rnd() < 0.7 ? 'AUTOMATIC' : 'MANUAL',
-      properties: props.length ? props : ['Neoplasm'],
-      category: rnd() < 0.6 ? 'Anatomical Structure' : 'Morphologically Altered Structure',
-      regions: rnd() < 0.5 ? ['Abdomen'] : ['Thorax'],
-      since: 10 + Math.floor(rnd() * (CURRENT_VERSION - 9)),
-    });
-  }
-  const analysisResults = [...REAL_ANALYSIS_RESULTS, ...synthAr]
-    .map((a, i) => ({ ...a, idx: i, synthetic: i >= REAL_ANALYSIS_RESULTS.length, collections: resolve(a.sources) }))
-    .filter((a) => a.collections.length > 0);
-  return { seed, scale, collections, analysisResults, currentVersion: CURRENT_VERSION };
-}
-
-function gaussian(rnd: () => number): number {
-  return Math.sqrt(-2 * Math.log(1 - rnd())) * Math.cos(2 * Math.PI * rnd());
+  const collIdx = new Map(collections.map((c) => [c.id, c.idx]));
+  let partIdx = 0;
+  const analysisResults: PlannedAnalysisResult[] = profile.analysis_results.map((a, idx) => {
+    // Parts sharing a source (e.g. one SEG and two SR per CT) cover the same source series.
+    const coverage = new Map<string, number>();
+    for (const p of a.parts) {
+      const k = `${p.collection}/${p.source}`;
+      coverage.set(k, Math.max(coverage.get(k) ?? 0, Math.min(1, p.series / Math.max(1, p.source_series))));
+    }
+    const parts = a.parts
+      .filter((p) => collIdx.has(p.collection))
+      .map((p) => {
+        const cov = coverage.get(`${p.collection}/${p.source}`)!;
+        return { ...p, partIdx: partIdx++, arIdx: idx, collIdx: collIdx.get(p.collection)!, coverage: cov, perCovered: p.series / Math.max(1, p.source_series) / cov };
+      });
+    return { ...a, idx, parts };
+  });
+  return { seed, scale, profile, collections, analysisResults, currentVersion: profile.release.idc_version };
 }
