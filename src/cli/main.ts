@@ -16,6 +16,8 @@ const build = async (...a: Parameters<typeof import('../core/data/build.ts').bui
 const ensureDefaultDataset = async (...a: Parameters<typeof import('../datagen/dataset.ts').ensureDefaultDataset>) =>
   (await import('../datagen/dataset.ts')).ensureDefaultDataset(...a);
 const generate = async (...a: Parameters<typeof import('../datagen/generate.ts').generate>) => (await import('../datagen/generate.ts')).generate(...a);
+const calibrate = async (...a: Parameters<typeof import('../datagen/calibrate/calibrate.ts').calibrate>) => (await import('../datagen/calibrate/calibrate.ts')).calibrate(...a);
+const compareRelease = async () => import('../datagen/calibrate/compare.ts');
 const writeObjects = async (...a: Parameters<typeof import('../datagen/objects.ts').writeObjects>) => (await import('../datagen/objects.ts')).writeObjects(...a);
 const runMcpStdio = async (...a: Parameters<typeof import('./mcp.ts').runMcpStdio>) => (await import('./mcp.ts')).runMcpStdio(...a);
 const buildApp = async (...a: Parameters<typeof import('../http/app.ts').buildApp>) => (await import('../http/app.ts')).buildApp(...a);
@@ -102,7 +104,7 @@ data
   .command('generate')
   .description('Write a synthetic dataset as Parquet files in the public release layout, plus dataset.json')
   .requiredOption('--out <dir>', 'output folder (replaced atomically)')
-  .option('--scale <s>', 'size relative to the real corpus (1.0 = about 1M series)', positiveNumber('scale'), 0.05)
+  .option('--scale <s>', 'size relative to the real release (1.0 = its 86k patients and 1.04M series)', positiveNumber('scale'), 0.05)
   .option('--seed <n>', 'random seed; the same seed and scale give identical files', integer('seed'), 42)
   .option('--no-instances', 'skip the instance-level /v2 table (much faster at large scales)')
   .option('--objects <n>', 'also write small DICOM files of N series into <out>/objects/<bucket>/<crdc_series_uuid>/ (whole collections first)', integer('objects'))
@@ -122,6 +124,33 @@ data
     const r = await build({ from: resolve(o.from), db: resolve(o.db), force: o.force, onProgress: progressReporter('build') });
     process.stdout.write(JSON.stringify(r, null, 2) + '\n');
     if (!r.rebuilt) process.stderr.write('database is up to date with the dataset; nothing to do (use --force to rebuild)\n');
+  });
+
+data
+  .command('compare')
+  .description('Print the distributions the generator is calibrated on, for a real release and a generated dataset side by side')
+  .requiredOption('--real <wheel-or-dir>', 'the real release: an idc-index-data wheel (.whl) or a folder of its Parquet files')
+  .option('--from <dir>', 'generated dataset folder (default: the default dataset, generated on first use)')
+  .option('--json', 'print the distributions as JSON instead of tables')
+  .action(async (o: { real: string; from?: string; json?: boolean }) => {
+    const cfg = loadConfig();
+    let ours = o.from ? resolve(o.from) : undefined;
+    if (!ours) {
+      await resolveDb(cfg, undefined);
+      ours = (await import('../datagen/dataset.ts')).defaultDatasetPaths(cfg.cacheDir, cfg.scale, cfg.seed).folder;
+    }
+    const { compare, formatComparison } = await compareRelease();
+    const c = await compare({ real: resolve(o.real), ours });
+    process.stdout.write(o.json ? JSON.stringify(c, null, 2) + '\n' : formatComparison(c));
+  });
+data
+  .command('calibrate')
+  .description('Extract the release profile the generator draws from (maintainers: run when a new release comes out)')
+  .requiredOption('--real <wheel-or-dir>', 'the real release: an idc-index-data wheel (.whl) or a folder of its Parquet files')
+  .requiredOption('--out <file>', 'profile to write (the shipped one is data/synth/release-profile.json)')
+  .action(async (o: { real: string; out: string }) => {
+    const p = await calibrate({ real: resolve(o.real), out: resolve(o.out), onProgress: (m) => process.stderr.write(`${m}\n`) });
+    process.stdout.write(JSON.stringify({ out: resolve(o.out), source: p.provenance.source, totals: p.totals }, null, 2) + '\n');
   });
 
 program
