@@ -78,7 +78,7 @@ function clinicalTables(): string[] {
   return Object.keys(manifest.checksums)
     .filter((f) => f.startsWith('clinical/'))
     .map((f) => {
-      assert.match(f, /^clinical\/[a-z0-9_]+\/000000000000\.parquet$/);
+      assert.match(f, /^clinical\/[A-Za-z0-9_]+\/000000000000\.parquet$/);
       return f.split('/')[1]!;
     })
     .sort();
@@ -129,7 +129,7 @@ test('clinical_index has the registry columns and exactly the columns of the cli
     const cols = (await rows(`DESCRIBE SELECT * FROM read_parquet(${clinicalFile(t)})`)).map((r): [string, string] => [String(r.column_name), String(r.column_type)]);
     assert.deepEqual(cols.slice(0, 2), [['dicom_patient_id', 'VARCHAR'], ['source_batch', 'BIGINT']], t);
     for (const [name, type] of cols) {
-      assert.ok(['VARCHAR', 'BIGINT', 'DOUBLE'].includes(type), `${t}.${name} is ${type}`);
+      assert.ok(['VARCHAR', 'BIGINT', 'DOUBLE', 'BOOLEAN'].includes(type), `${t}.${name} is ${type}`);
       expected.push(`${t}.${name}`);
     }
   }
@@ -167,7 +167,7 @@ test('some NLST CT patients have clinical stage IV', async () => {
 test('clinical values agree with the imaging (sex, age)', async () => {
   const mismatch = await scalar(`SELECT count(*) FROM read_parquet(${clinicalFile('tcga_luad_clinical')}) t
     JOIN (SELECT DISTINCT PatientID, PatientSex FROM idx) i ON i.PatientID = t.dicom_patient_id
-    WHERE (t.gender = 'male') <> (i.PatientSex = 'M') OR (t.gender = 'female') <> (i.PatientSex = 'F')`);
+    WHERE (t.gender = 'MALE') <> (i.PatientSex = 'M') OR (t.gender = 'FEMALE') <> (i.PatientSex = 'F')`);
   assert.equal(mismatch, 0);
   const prsn = await scalar(`SELECT count(*) FROM read_parquet(${clinicalFile('nlst_prsn')}) t
     JOIN (SELECT PatientID, min(PatientSex) AS sex, min(TRY_CAST(left(PatientAge, 3) AS INTEGER)) AS age FROM idx WHERE collection_id = 'nlst' GROUP BY 1) i

@@ -62,7 +62,7 @@ export function macros(seed: number): string[] {
     // n random decimal digits (n <= 17), the first never 0; cheaper than padding.
     `CREATE MACRO digits(k, salt, n) AS ((pow(10, n - 1)::BIGINT + hash(hash(${S}, k, salt)) % (9 * pow(10, n - 1)::BIGINT))::VARCHAR)`,
     // 15 random hex digits: the top bit set gives a fixed width, then the first digit is dropped.
-    `CREATE MACRO hex15(k, salt, part) AS to_hex(hash(hash(${S}, k, salt, part)) | 9223372036854775808::UBIGINT)[2:16]`,
+    `CREATE MACRO hex15(k, salt, part) AS lower(to_hex(hash(hash(${S}, k, salt, part)) | 9223372036854775808::UBIGINT))[2:16]`,
     `CREATE MACRO uuid4(k, salt) AS (hex15(k, salt, 1)[1:8] || '-' || hex15(k, salt, 1)[9:12] || '-4' || hex15(k, salt, 1)[13:15] || '-' ||
        ['8', '9', 'a', 'b'][1 + (hash(hash(${S}, k, salt, 3)) % 4)::INTEGER] || hex15(k, salt, 2)[1:3] || '-' || hex15(k, salt, 2)[4:15])`,
     // DICOM UIDs: digits and dots, at most 64 characters, no component with a

@@ -13,27 +13,58 @@ import { join } from 'node:path';
 import { lit } from '../../core/data/sql.ts';
 import { CODED_VALUE_STRUCT, TABLE_BY_NAME } from '../../core/registry/tables.ts';
 import type { GenContext } from '../context.ts';
-import { clinicalDataset, col, colCtx, type Codes, type ColumnSpec, type TableSpec } from './columns.ts';
+import { clinicalDataset, col, colCtx, type Codes, type ColumnSpec, type Slot, type TableSpec } from './columns.ts';
 import { ea1141Tables } from './ea1141.ts';
 import { genericTable } from './generic.ts';
 import { createLatent } from './latent.ts';
 import { nlstTables } from './nlst.ts';
-import { tcgaTable } from './tcga.ts';
+import { clinicalSchema, realSchemaTable } from './real-schema.ts';
+import { tcgaColumns } from './tcga.ts';
 
 
 
+/**
+ * Every clinical table of the plan, in a stable order: NLST and EA1141 as
+ * their source files are laid out, the tables of the public clinical dataset
+ * with their real columns, and a generic table for the other collections
+ * that say they have clinical data.
+ */
 function tableSpecs(ctx: GenContext): TableSpec[] {
+  const real = new Map<string, [string, [string, string][]][]>();
+  for (const [short, t] of Object.entries(clinicalSchema().tables)) real.set(t.collection_id, [...(real.get(t.collection_id) ?? []), [short, t.columns]]);
   const specs: TableSpec[] = [];
   for (const c of ctx.plan.collections) {
-    if (!(c.supporting_data ?? '').includes('Clinical')) continue;
     if (c.id === 'nlst') specs.push(...nlstTables(c));
     else if (c.id === 'ea1141') specs.push(...ea1141Tables(c));
-    else specs.push(c.id.startsWith('tcga_') ? tcgaTable(c, `${c.id}_clinical`) : genericTable(c, `${c.id}_clinical`, ctx.seed));
+    else if (real.has(c.id)) {
+      const fixed = c.id.startsWith('tcga_') ? tcgaColumns(c) : {};
+      for (const [short, columns] of real.get(c.id)!) specs.push(realSchemaTable(c, short, columns, fixed));
+    } else if ((c.supporting_data ?? '').includes('Clinical')) specs.push(genericTable(c, `${c.id}_clinical`, ctx.seed));
   }
   return specs;
 }
 
 // ---------------------------------------------------------------------------
+
+/** The values of a table's slot columns, as one VARCHAR list per row (see Slot in columns.ts); rk keys the draws. */
+function slotValues(t: TableSpec, slots: Slot[]): string {
+  const descs = slots.map((sl, i) => {
+    const salt = hashOf(`${t.short}#${i}`);
+    return `{'kind': ${lit(sl.kind)}, 'codes': ${lit(sl.codes ?? [])}::VARCHAR[], 'lo': ${sl.lo ?? 0}, 'hi': ${sl.hi ?? 0}, 'base': ${sl.base ?? 1}, 'miss': ${lit(sl.miss)}, 's': ${salt}}`;
+  });
+  return `list_transform([${descs.join(', ')}], lambda x: CASE WHEN u(rk, x.s + 1) < x.miss THEN NULL ELSE CASE x.kind
+    WHEN 'code' THEN x.codes[1 + floor(pow(u(rk, x.s), 1.4) * len(x.codes))::INTEGER]
+    WHEN 'int' THEN floor(pow(u(rk, x.s), 1.3) * (x.hi + 1))::BIGINT::VARCHAR
+    WHEN 'range' THEN (x.lo + floor(u(rk, x.s) * (x.hi - x.lo + 1)))::BIGINT::VARCHAR
+    WHEN 'float' THEN round(x.base * exp(0.5 * sqrt(-2 * ln(1 - u(rk, x.s))) * cos(2 * pi() * u(rk, x.s + 2))), 2)::VARCHAR
+    ELSE (u(rk, x.s) < 0.3)::VARCHAR END END)`;
+}
+
+function hashOf(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619) >>> 0;
+  return h % 1000000007;
+}
 
 function structList(codes: Codes | undefined): string {
   if (!codes || codes.length === 0 || codes.length > 20) return `[]::${CODED_VALUE_STRUCT}[]`;
@@ -47,7 +78,7 @@ export async function generateClinical(ctx: GenContext, out: string): Promise<{ 
   const specs = tableSpecs(ctx);
   const written: { name: string; rows: number }[] = [];
   const dict: string[] = [];
-  for (const t of specs) {
+  const jobs = specs.map((t, ti) => {
     const columns: ColumnSpec[] = [
       col('dicom_patient_id', 'DICOM PatientID of the patient (joins to index.PatientID)', 'VARCHAR', 'PatientID'),
       col('source_batch', 'Source batch of the record', 'BIGINT', '0'),
@@ -58,22 +89,31 @@ export async function generateClinical(ctx: GenContext, out: string): Promise<{ 
       if (lower.has(cs.name.toLowerCase())) throw new Error(`duplicate column ${cs.name} in ${t.short}`);
       lower.add(cs.name.toLowerCase());
     }
-    const select = columns.map((cs) => `(${cs.expr(colCtx(`${t.short}.${cs.name}`))})::${cs.type} AS "${cs.name}"`).join(',\n      ');
-    const dir = join(out, 'clinical', t.short);
-    await mkdir(dir, { recursive: true });
-    const file = join(dir, '000000000000.parquet');
-    await ctx.run(`COPY (SELECT ${select} FROM (${t.rows}) ORDER BY dicom_patient_id, rk) TO ${lit(file)} (FORMAT parquet, COMPRESSION zstd)`);
-    const n = await ctx.conn.runAndReadAll(`SELECT count(*) FROM read_parquet(${lit(file)})`);
-    written.push({ name: t.short, rows: Number(n.getRows()[0]![0]) });
     columns.forEach((cs, i) => {
       dict.push(`(${lit(t.coll.id)}, ${lit(`${clinicalDataset(ctx.plan.currentVersion)}.${t.short}`)}, ${lit(t.short)}, ${lit(cs.name)}, ${lit(cs.label)}, ${structList(cs.codes)}, ${i})`);
     });
+    const slots = columns.filter((cs) => cs.slot).map((cs) => cs.slot!);
+    let k = 0;
+    const select = columns
+      .map((cs) => (cs.slot ? `__v[${++k}]::${cs.type} AS "${cs.name}"` : `(${cs.expr(colCtx(`${t.short}.${cs.name}`))})::${cs.type} AS "${cs.name}"`))
+      .join(',\n      ');
+    const from = slots.length ? `(SELECT *, ${slotValues(t, slots)} AS __v FROM (${t.rows}))` : `(${t.rows})`;
+    return { ti, t, select, from };
+  });
+  const counts: number[] = [];
+  for (const { ti, t, select, from } of jobs) {
+    const dir = join(out, 'clinical', t.short);
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, '000000000000.parquet');
+    const n = await ctx.conn.runAndReadAll(`COPY (SELECT ${select} FROM ${from} ORDER BY dicom_patient_id, rk) TO ${lit(file)} (FORMAT parquet, COMPRESSION zstd)`);
+    counts[ti] = Number(n.getRows()[0]![0]);
   }
-  if (dict.length) {
-    await ctx.run(`INSERT INTO t_clinical_index
-      SELECT collection_id, table_name, short_table_name, "column", column_label, "values" FROM (VALUES ${dict.join(',\n')})
-        t(collection_id, table_name, short_table_name, "column", column_label, "values", pos)
-      ORDER BY collection_id, short_table_name, pos`);
-  }
+  specs.forEach((t, ti) => written.push({ name: t.short, rows: counts[ti]! }));
+  // The dictionary in batches (one VALUES list of thousands of struct literals binds slowly), then ordered.
+  await ctx.run(`CREATE TEMP TABLE clin_dict (collection_id VARCHAR, table_name VARCHAR, short_table_name VARCHAR, "column" VARCHAR,
+    column_label VARCHAR, "values" ${CODED_VALUE_STRUCT}[], pos INTEGER)`);
+  for (let i = 0; i < dict.length; i += 250) await ctx.run(`INSERT INTO clin_dict VALUES ${dict.slice(i, i + 250).join(',\n')}`);
+  await ctx.run(`INSERT INTO t_clinical_index SELECT collection_id, table_name, short_table_name, "column", column_label, "values" FROM clin_dict
+    ORDER BY collection_id, short_table_name, pos`);
   return written;
 }
