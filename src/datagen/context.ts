@@ -59,19 +59,19 @@ export function macros(seed: number): string[] {
     // Extra items beyond the first: geometric with ratio r (see geometricRatio in plan.ts), capped.
     `CREATE MACRO extra(r, cap, uu) AS (CASE WHEN r <= 0 OR cap <= 1 THEN 0 WHEN r >= 1 THEN cap - 1
        ELSE least(cap - 1, floor(ln(1 - uu) / ln(r)))::BIGINT END)`,
-    // n random decimal digits (n <= 17), the first never 0; cheaper than padding.
-    `CREATE MACRO digits(k, salt, n) AS ((pow(10, n - 1)::BIGINT + hash(hash(${S}, k, salt)) % (9 * pow(10, n - 1)::BIGINT))::VARCHAR)`,
-    // 15 random hex digits: the top bit set gives a fixed width, then the first digit is dropped.
-    `CREATE MACRO hex15(k, salt, part) AS lower(to_hex(hash(hash(${S}, k, salt, part)) | 9223372036854775808::UBIGINT))[2:16]`,
-    `CREATE MACRO uuid4(k, salt) AS (hex15(k, salt, 1)[1:8] || '-' || hex15(k, salt, 1)[9:12] || '-4' || hex15(k, salt, 1)[13:15] || '-' ||
-       ['8', '9', 'a', 'b'][1 + (hash(hash(${S}, k, salt, 3)) % 4)::INTEGER] || hex15(k, salt, 2)[1:3] || '-' || hex15(k, salt, 2)[4:15])`,
+    // dN: N random decimal digits, the first never 0 (constants written out: computing them per row is slow).
+    ...[17, 13, 10, 6, 1].map((n) => `CREATE MACRO d${n}(k, salt) AS ((${10n ** BigInt(n - 1)} + hash(hash(${S}, k, salt)) % ${9n * 10n ** BigInt(n - 1)})::VARCHAR)`),
+    // A version-4 UUID from two hashes, formatted once (no substrings of a hex string per part).
+    `CREATE MACRO h64(k, salt, part) AS hash(hash(${S}, k, salt, part))`,
+    `CREATE MACRO uuid4(k, salt) AS printf('%08x-%04x-4%03x-%x%03x-%012x', h64(k, salt, 1) >> 32, (h64(k, salt, 1) >> 16) & 65535,
+       h64(k, salt, 1) & 4095, 8 + (h64(k, salt, 2) >> 62), (h64(k, salt, 2) >> 48) & 4095, h64(k, salt, 2) & 281474976710655)`,
     // DICOM UIDs: digits and dots, at most 64 characters, no component with a
     // leading zero; \`typ\` and the index (11 digits, the first a 1) make them unique.
     `CREATE MACRO uid(style, c4a, c4b, typ, idx, k) AS CASE style
-       WHEN 'nlst' THEN '1.2.840.113654.2.55.' || typ || (10000000000 + idx)::VARCHAR || digits(k, 'uid1', 17) || digits(k, 'uid2', 10)
-       WHEN 'pixelmed' THEN '1.3.6.1.4.1.5962.99.1.' || typ || (10000000000 + idx)::VARCHAR || '.' || digits(k, 'uid3', 13) || '.2.0'
-       WHEN 'highdicom' THEN '1.2.826.0.1.3680043.10.511.3.' || typ || (10000000000 + idx)::VARCHAR || digits(k, 'uid1', 17) || digits(k, 'uid2', 6)
-       ELSE '1.3.6.1.4.1.14519.5.2.1.' || c4a || '.' || c4b || '.' || typ || (10000000000 + idx)::VARCHAR || digits(k, 'uid1', 17) || digits(k, 'uid2', 1)
+       WHEN 'nlst' THEN '1.2.840.113654.2.55.' || typ || (10000000000 + idx)::VARCHAR || d17(k, 'uid1') || d10(k, 'uid2')
+       WHEN 'pixelmed' THEN '1.3.6.1.4.1.5962.99.1.' || typ || (10000000000 + idx)::VARCHAR || '.' || d13(k, 'uid3') || '.2.0'
+       WHEN 'highdicom' THEN '1.2.826.0.1.3680043.10.511.3.' || typ || (10000000000 + idx)::VARCHAR || d17(k, 'uid1') || d6(k, 'uid2')
+       ELSE '1.3.6.1.4.1.14519.5.2.1.' || c4a || '.' || c4b || '.' || typ || (10000000000 + idx)::VARCHAR || d17(k, 'uid1') || d1(k, 'uid2')
      END`,
     // Sizes of the instances of a series whose total is known, summing to it
     // exactly: slide pyramids shrink by four per level (level 0 takes the

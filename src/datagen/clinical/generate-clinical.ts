@@ -8,7 +8,7 @@
 // table layouts are chosen in JS with a PRNG seeded from the plan seed, so the
 // same seed and scale give byte-identical files.
 
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lit } from '../../core/data/sql.ts';
 import { CODED_VALUE_STRUCT, TABLE_BY_NAME } from '../../core/registry/tables.ts';
@@ -66,9 +66,10 @@ function hashOf(s: string): number {
   return h % 1000000007;
 }
 
-function structList(codes: Codes | undefined): string {
-  if (!codes || codes.length === 0 || codes.length > 20) return `[]::${CODED_VALUE_STRUCT}[]`;
-  return `[${codes.map(([k, v]) => `{'option_code': ${lit(k)}, 'option_description': ${lit(v)}::VARCHAR}`).join(', ')}]::${CODED_VALUE_STRUCT}[]`;
+/** Coded values of a column as clinical_index lists them: none when there are more than 20. */
+function codeList(codes: Codes | undefined): { option_code: string; option_description: string | null }[] {
+  if (!codes || codes.length > 20) return [];
+  return codes.map(([k, v]) => ({ option_code: k, option_description: v }));
 }
 
 export async function generateClinical(ctx: GenContext, out: string): Promise<{ name: string; rows: number }[]> {
@@ -77,7 +78,7 @@ export async function generateClinical(ctx: GenContext, out: string): Promise<{ 
   await createLatent(ctx);
   const specs = tableSpecs(ctx);
   const written: { name: string; rows: number }[] = [];
-  const dict: string[] = [];
+  const dict: object[] = [];
   const jobs = specs.map((t, ti) => {
     const columns: ColumnSpec[] = [
       col('dicom_patient_id', 'DICOM PatientID of the patient (joins to index.PatientID)', 'VARCHAR', 'PatientID'),
@@ -90,7 +91,10 @@ export async function generateClinical(ctx: GenContext, out: string): Promise<{ 
       lower.add(cs.name.toLowerCase());
     }
     columns.forEach((cs, i) => {
-      dict.push(`(${lit(t.coll.id)}, ${lit(`${clinicalDataset(ctx.plan.currentVersion)}.${t.short}`)}, ${lit(t.short)}, ${lit(cs.name)}, ${lit(cs.label)}, ${structList(cs.codes)}, ${i})`);
+      dict.push({
+        collection_id: t.coll.id, table_name: `${clinicalDataset(ctx.plan.currentVersion)}.${t.short}`, short_table_name: t.short,
+        column: cs.name, column_label: cs.label, values: codeList(cs.codes), pos: i,
+      });
     });
     const slots = columns.filter((cs) => cs.slot).map((cs) => cs.slot!);
     let k = 0;
@@ -109,11 +113,16 @@ export async function generateClinical(ctx: GenContext, out: string): Promise<{ 
     counts[ti] = Number(n.getRows()[0]![0]);
   }
   specs.forEach((t, ti) => written.push({ name: t.short, rows: counts[ti]! }));
-  // The dictionary in batches (one VALUES list of thousands of struct literals binds slowly), then ordered.
-  await ctx.run(`CREATE TEMP TABLE clin_dict (collection_id VARCHAR, table_name VARCHAR, short_table_name VARCHAR, "column" VARCHAR,
-    column_label VARCHAR, "values" ${CODED_VALUE_STRUCT}[], pos INTEGER)`);
-  for (let i = 0; i < dict.length; i += 250) await ctx.run(`INSERT INTO clin_dict VALUES ${dict.slice(i, i + 250).join(',\n')}`);
-  await ctx.run(`INSERT INTO t_clinical_index SELECT collection_id, table_name, short_table_name, "column", column_label, "values" FROM clin_dict
-    ORDER BY collection_id, short_table_name, pos`);
+  // The dictionary goes through a JSON file: as SQL literals, thousands of structs bind slowly.
+  const dictFile = join(out, 'clinical-dictionary.ndjson');
+  await writeFile(dictFile, dict.map((d) => JSON.stringify(d)).join('\n') + '\n');
+  try {
+    await ctx.run(`INSERT INTO t_clinical_index SELECT collection_id, table_name, short_table_name, "column", column_label, "values"
+      FROM read_json(${lit(dictFile)}, format = 'newline_delimited', columns = {collection_id: 'VARCHAR', table_name: 'VARCHAR',
+        short_table_name: 'VARCHAR', "column": 'VARCHAR', column_label: 'VARCHAR', "values": '${CODED_VALUE_STRUCT}[]', pos: 'INTEGER'})
+      ORDER BY collection_id, short_table_name, pos`);
+  } finally {
+    await rm(dictFile, { force: true });
+  }
   return written;
 }
