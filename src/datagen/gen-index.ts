@@ -21,7 +21,7 @@ export async function buildIndex(ctx: GenContext): Promise<void> {
   await run(`CREATE TABLE t_series AS
     WITH s AS (
       SELECT s.key, s.skey, s.pkey, s.src_key, s.idx_s, s.ar_idx, s.part_idx, s.item, s.j, s.d, s.modality, s.n, s.bytes, s.pyramid,
-        s.uid_style, s.study_uid_style, s.c4a, s.c4b, s.inst_offset, s.collection_id,
+        s.uid_style, s.c4a, s.c4b, s.inst_offset, s.collection_id,
         p.doi, p.bp_vals, p.bp_cum, p.bp_null, p.sop_vals, p.sop_cum, p.ts_vals, p.ts_cum, p.pi_vals, p.pi_cum, p.pr_vals, p.pr_cum,
         p.eq_man, p.eq_model, p.desc_vals, p.desc_cum, p.sdate_null, p.lic_vals, p.lic_buckets, p.iv_vals, p.iv_cum,
         st.PatientID, st.sex, st.patient_age, st.study_date, st.date_null_, st.study_description, st.study_uid, st.species, st.revised, st.idx AS coll_idx,

@@ -10,7 +10,7 @@ export async function generateSeries(ctx: GenContext): Promise<void> {
   const { run } = ctx;
   await run(`CREATE TABLE g_patient AS
     WITH p AS (SELECT idx, p, idx::BIGINT * 16777216 + p AS pkey FROM (SELECT idx, unnest(range(n_patients)) AS p FROM coll))
-    SELECT c.*, p.p, p.pkey,
+    SELECT c.idx, c.collection_id, c.species, c.cancer_types, c.tumor_locations, p.p, p.pkey,
       pid_fmt(c.pid_lits, c.pid_divs, c.pid_alphas, ((c.pid_offset + p.p) * 1000003 + c.pid_add) % c.pid_m) AS PatientID,
       wpick(c.sex_vals, c.sex_cum, u(p.pkey, 'sex')) AS sex,
       -- Collections whose DICOM carries no ages still have patients of plausible age (clinical tables use it).
@@ -19,16 +19,18 @@ export async function generateSeries(ctx: GenContext): Promise<void> {
     FROM p JOIN coll c USING (idx)`);
 
   await run(`CREATE TABLE g_study AS
-    WITH s AS (SELECT pkey, unnest(range(1 + extra(spp_r, spp_max, u(pkey, 'nst')))) AS s FROM g_patient),
-    k AS (SELECT gp.*, s.s, gp.pkey * 2048 + s.s AS skey FROM s JOIN g_patient gp USING (pkey)),
+    WITH s AS (SELECT pkey, unnest(range(1 + extra(c.spp_r, c.spp_max, u(pkey, 'nst')))) AS s FROM g_patient JOIN coll c USING (idx)),
+    k AS (SELECT gp.pkey, gp.idx, gp.collection_id, gp.PatientID, gp.sex, gp.age_base, gp.base_date, gp.species, s.s, gp.pkey * 2048 + s.s AS skey
+      FROM s JOIN g_patient gp USING (pkey)),
     n AS (SELECT *, row_number() OVER (ORDER BY skey) AS study_idx FROM k)
-    SELECT *, uid(uid_style, c4a, c4b, 1, study_idx, skey) AS study_uid,
-      wpick(range(n_sigs), sig_cum, u(skey, 'sig'))::INTEGER AS sig_no,
-      base_date + (s.s * ui(skey, 'gap', 30, 400) + ui(skey, 'sday', 0, 20))::INTEGER AS study_date,
-      u(skey, 'dnull') < date_null AS date_null_,
-      wpick(stdesc_vals, stdesc_cum, u(skey, 'sdesc')) AS study_description,
-      CASE WHEN u(skey, 'agen') < age_null THEN NULL ELSE printf('%03dY', floor(age_base + s.s * 0.6)::INTEGER) END AS patient_age
-    FROM n s`);
+    SELECT n.*, c.uid_style, c.c4a, c.c4b, c.revised,
+      uid(c.uid_style, c.c4a, c.c4b, 1, n.study_idx, n.skey) AS study_uid,
+      wpick(range(c.n_sigs), c.sig_cum, u(n.skey, 'sig'))::INTEGER AS sig_no,
+      n.base_date + (n.s * ui(n.skey, 'gap', 30, 400) + ui(n.skey, 'sday', 0, 20))::INTEGER AS study_date,
+      u(n.skey, 'dnull') < c.date_null AS date_null_,
+      wpick(c.stdesc_vals, c.stdesc_cum, u(n.skey, 'sdesc')) AS study_description,
+      CASE WHEN u(n.skey, 'agen') < c.age_null THEN NULL ELSE printf('%03dY', floor(n.age_base + n.s * 0.6)::INTEGER) END AS patient_age
+    FROM n JOIN coll c USING (idx)`);
 
   // Original series from the study signatures; keys are even.
   await run(`CREATE TABLE g_ser AS
@@ -56,7 +58,7 @@ export async function generateSeries(ctx: GenContext): Promise<void> {
       part_idx, ar_idx, src_key, d, prof_id
     FROM d`);
 
-  await run(`CREATE TABLE g_series AS
+  await run(`CREATE TABLE g_series2 AS
     WITH n AS (
       SELECT s.*, greatest(1, round(qsample(p.inst_q, u(s.key, 'ninst')) * p.inst_adj))::BIGINT AS n
       FROM g_ser s JOIN sprof p USING (prof_id))
@@ -64,11 +66,10 @@ export async function generateSeries(ctx: GenContext): Promise<void> {
       greatest(n.n * 64, round(n.n * qsample(p.b_q, u(n.key, 'bpi')) * p.b_adj * 1e6))::BIGINT AS bytes,
       n.modality = 'SM' AS pyramid,
       CASE WHEN n.part_idx IS NOT NULL THEN 'highdicom' WHEN n.modality = 'SM' THEN 'pixelmed' ELSE st.uid_style END AS uid_style,
-      st.uid_style AS study_uid_style, st.c4a, st.c4b,
-      row_number() OVER (ORDER BY n.key) AS idx_s
-    FROM n JOIN sprof p USING (prof_id) JOIN g_study st USING (skey)`);
-  await run(`CREATE TABLE g_series2 AS
-    SELECT *, coalesce(sum(n) OVER (ORDER BY idx_s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS inst_offset
-    FROM g_series`);
-  await run(`DROP TABLE g_series`);
+      st.c4a, st.c4b,
+      -- One window (ordered by key) numbers the series and places their instances.
+      row_number() OVER w AS idx_s,
+      coalesce(sum(n.n) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS inst_offset
+    FROM n JOIN sprof p USING (prof_id) JOIN g_study st USING (skey)
+    WINDOW w AS (ORDER BY n.key)`);
 }

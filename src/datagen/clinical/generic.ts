@@ -34,7 +34,9 @@ export function genericTable(c: PlannedCollection, short: string, seed: number):
     [rest[i], rest[j]] = [rest[j]!, rest[i]!];
   }
   const maxCols = 4 + Math.floor(rnd() * 14);
-  const chosen = [...head.filter((x) => rnd() < (x.key === 'sex' && c.sex ? 0.6 : x.p)), ...rest.filter((x) => rnd() < x.p).slice(0, maxCols)];
+  // A collection of one sex (all of its patients with a known sex share it) states it less often.
+  const oneSex = c.sex.filter(([v]) => v === 'M' || v === 'F').length === 1;
+  const chosen = [...head.filter((x) => rnd() < (x.key === 'sex' && oneSex ? 0.6 : x.p)), ...rest.filter((x) => rnd() < x.p).slice(0, maxCols)];
   for (const concept of chosen) {
     const rendering = concept.key === 'hist' ? histRendering(k, rnd() < 0.3 ? 1 : 0) : pick(concept.renderings);
     const name = take(rendering.names ?? concept.names);
