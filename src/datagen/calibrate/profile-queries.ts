@@ -77,7 +77,7 @@ async function signatures(conn: DuckDBConnection): Promise<Map<string, StudySign
       sig AS (SELECT collection_id, StudyInstanceUID, list_sort(list(Modality)) AS mods FROM st GROUP BY ALL),
       j AS (SELECT s.collection_id, g.mods, s.Modality, s.n FROM st s JOIN sig g USING (collection_id, StudyInstanceUID)),
       per AS (SELECT collection_id, mods, Modality, avg(n) AS mean, max(n) AS max, count(*) AS studies FROM j GROUP BY ALL)
-     SELECT collection_id AS c, mods, max(studies) AS studies, list({'m': Modality, 'mean': mean, 'max': max}) AS per
+     SELECT collection_id AS c, mods, max(studies) AS studies, list({'m': Modality, 'mean': mean, 'max': max} ORDER BY Modality) AS per
      FROM per GROUP BY ALL ORDER BY c, studies DESC, mods`,
   );
   const out = new Map<string, StudySignature[]>();

@@ -60,7 +60,7 @@ export async function seriesStats(conn: DuckDBConnection, rel: string, keys: str
        quantile_cont(instanceCount, ${P_SQL}) AS qi, avg(instanceCount) AS mi,
        quantile_cont(series_size_MB / greatest(instanceCount, 1), ${P_SQL}) AS qb, avg(series_size_MB) AS mb,
        avg((SeriesDate IS NULL)::INTEGER) AS sdn
-     FROM ${rel} GROUP BY ALL`,
+     FROM ${rel} GROUP BY ALL ORDER BY ALL`,
   );
   const [desc, equip, sop, ts, pi, pr, init, lic, body] = await Promise.all([
     topK<string | null>(conn, rel, keys, 'SeriesDescription', 12),
