@@ -1,17 +1,17 @@
 // npm run bench:data — generation and build speed, database size and peak
-// memory: the default scale (0.05, everything), scale 1.0 (series-level
+// memory: the default scale (0.03, everything), scale 1.0 (series-level
 // tables) and the instance-level table at scale 0.2, and how far scale 1.0
 // lands from the real release the generator is calibrated on. Each run is a
 // separate process. Targets: scale 1.0 series-level generate+build < 60 s,
 // peak < 4 GB, totals within 5% of the real release.
-// Pass scales to run a subset, e.g. `npm run bench:data -- 0.05`.
+// Pass scales to run a subset, e.g. `npm run bench:data -- 0.03`.
 
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadProfile } from '../src/datagen/profile.ts';
 
 const runs: [number, boolean][] = [
-  [0.05, true],
+  [0.03, true],
   [1.0, false],
   [0.2, true],
 ];

@@ -80,7 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: num(env, 'PORT', 8000, 0),
     db: env.IDQS_DB || null,
     cacheDir: defaultCacheDir(env),
-    scale: num(env, 'IDQS_SCALE', 0.05, 0.0001),
+    scale: num(env, 'IDQS_SCALE', 0.03, 0.0001),
     seed: num(env, 'IDQS_SEED', 42, 0),
     memoryLimit: str(env, 'IDQS_MEMORY_LIMIT', '3GB'),
     threads: num(env, 'IDQS_THREADS', 2, 1),

@@ -155,18 +155,17 @@ test('list columns are real lists with the registry element type', async () => {
   assert.ok((await scalar(`SELECT count(*) FROM seg_index WHERE list_contains(SegmentedPropertyType_CodeMeanings, SegmentedPropertyType_CodeMeanings[1])`)) > 0);
 });
 
-test('the same seed and scale give byte-identical files', async () => {
+test('the same seed and scale give byte-identical files (every table, clinical and /v2 ones included)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'idqs-det-'));
   try {
-    const m = await generate({ scale: TEST_SCALE, seed: TEST_SEED, out: join(dir, 'a'), instances: false });
+    const m = await generate({ scale: TEST_SCALE, seed: TEST_SEED, out: join(dir, 'a'), instances: true });
     const original = JSON.parse(readFileSync(join(folder, 'dataset.json'), 'utf8')) as { checksums: Record<string, string> };
-    let compared = 0;
-    for (const [file, sum] of Object.entries(m.checksums)) {
-      if (file.startsWith('v2/') || file === 'dataset.json') continue;
-      assert.equal(sum, original.checksums[file], file);
-      compared++;
+    assert.deepEqual(Object.keys(m.checksums).sort(), Object.keys(original.checksums).sort());
+    for (const [file, sum] of Object.entries(m.checksums)) assert.equal(sum, original.checksums[file], file);
+    for (const f of ['v2/dicom_instances.parquet', 'v2/dicom_series.parquet', 'v2/tcga_clinical_rel9.parquet', 'v2/tcga_biospecimen_rel9.parquet', 'clinical_index.parquet']) {
+      assert.ok(f in m.checksums, f);
     }
-    assert.ok(compared >= 17);
+    assert.ok(Object.keys(m.checksums).filter((f) => f.startsWith('clinical/')).length > 30);
     const other = await generate({ scale: TEST_SCALE, seed: TEST_SEED + 1, out: join(dir, 'b'), instances: false });
     assert.notEqual(other.checksums['idc_index.parquet'], m.checksums['idc_index.parquet']);
   } finally {

@@ -104,7 +104,7 @@ data
   .command('generate')
   .description('Write a synthetic dataset as Parquet files in the public release layout, plus dataset.json')
   .requiredOption('--out <dir>', 'output folder (replaced atomically)')
-  .option('--scale <s>', 'size relative to the real release (1.0 = its 86k patients and 1.04M series)', positiveNumber('scale'), 0.05)
+  .option('--scale <s>', 'size relative to the real release (1.0 = its 86k patients and 1.04M series)', positiveNumber('scale'), 0.03)
   .option('--seed <n>', 'random seed; the same seed and scale give identical files', integer('seed'), 42)
   .option('--no-instances', 'skip the instance-level /v2 table (much faster at large scales)')
   .option('--objects <n>', 'also write small DICOM files of N series into <out>/objects/<bucket>/<crdc_series_uuid>/ (whole collections first)', integer('objects'))

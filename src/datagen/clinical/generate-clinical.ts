@@ -46,19 +46,18 @@ function tableSpecs(ctx: GenContext): TableSpec[] {
 
 // ---------------------------------------------------------------------------
 
-/** The values of a table's slot columns, as one VARCHAR list per row (see Slot in columns.ts); rk keys the draws. */
-function slotValues(t: TableSpec, slots: Slot[]): string {
-  const descs = slots.map((sl, i) => {
-    const salt = hashOf(`${t.short}#${i}`);
-    return `{'kind': ${lit(sl.kind)}, 'codes': ${lit(sl.codes ?? [])}::VARCHAR[], 'lo': ${sl.lo ?? 0}, 'hi': ${sl.hi ?? 0}, 'base': ${sl.base ?? 1}, 'miss': ${lit(sl.miss)}, 's': ${salt}}`;
-  });
-  return `list_transform([${descs.join(', ')}], lambda x: CASE WHEN u(rk, x.s + 1) < x.miss THEN NULL ELSE CASE x.kind
+/** Descriptors of a table's slot columns (see Slot in columns.ts), as rows of the clin_slots table. */
+function slotDescriptors(t: TableSpec, slots: Slot[]): object[] {
+  return slots.map((sl, i) => ({ kind: sl.kind, codes: sl.codes ?? [], lo: sl.lo ?? 0, hi: sl.hi ?? 0, base: sl.base ?? 1, miss: sl.miss, s: hashOf(`${t.short}#${i}`) }));
+}
+
+/** The values of a table's slot columns, one VARCHAR list per row, from its descriptors in clin_slots (a table, not literals: they bind slowly); rk keys the draws. */
+const SLOT_VALUES = `list_transform(d.descs, lambda x: CASE WHEN u(rk, x.s + 1) < x.miss THEN NULL ELSE CASE x.kind
     WHEN 'code' THEN x.codes[1 + floor(pow(u(rk, x.s), 1.4) * len(x.codes))::INTEGER]
     WHEN 'int' THEN floor(pow(u(rk, x.s), 1.3) * (x.hi + 1))::BIGINT::VARCHAR
     WHEN 'range' THEN (x.lo + floor(u(rk, x.s) * (x.hi - x.lo + 1)))::BIGINT::VARCHAR
     WHEN 'float' THEN round(x.base * exp(0.5 * sqrt(-2 * ln(1 - u(rk, x.s))) * cos(2 * pi() * u(rk, x.s + 2))), 2)::VARCHAR
     ELSE (u(rk, x.s) < 0.3)::VARCHAR END END)`;
-}
 
 function hashOf(s: string): number {
   let h = 2166136261;
@@ -79,6 +78,7 @@ export async function generateClinical(ctx: GenContext, out: string): Promise<{ 
   const specs = tableSpecs(ctx);
   const written: { name: string; rows: number }[] = [];
   const dict: object[] = [];
+  const slotRows: { t: number; descs: object[] }[] = [];
   const jobs = specs.map((t, ti) => {
     const columns: ColumnSpec[] = [
       col('dicom_patient_id', 'DICOM PatientID of the patient (joins to index.PatientID)', 'VARCHAR', 'PatientID'),
@@ -101,9 +101,18 @@ export async function generateClinical(ctx: GenContext, out: string): Promise<{ 
     const select = columns
       .map((cs) => (cs.slot ? `__v[${++k}]::${cs.type} AS "${cs.name}"` : `(${cs.expr(colCtx(`${t.short}.${cs.name}`))})::${cs.type} AS "${cs.name}"`))
       .join(',\n      ');
-    const from = slots.length ? `(SELECT *, ${slotValues(t, slots)} AS __v FROM (${t.rows}))` : `(${t.rows})`;
+    if (slots.length) slotRows.push({ t: ti, descs: slotDescriptors(t, slots) });
+    const from = slots.length ? `(SELECT r.*, ${SLOT_VALUES} AS __v FROM (${t.rows}) r, (SELECT descs FROM clin_slots WHERE t = ${ti}) d)` : `(${t.rows})`;
     return { ti, t, select, from };
   });
+  const slotFile = join(out, 'clinical-slots.ndjson');
+  await writeFile(slotFile, slotRows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  try {
+    await ctx.run(`CREATE TEMP TABLE clin_slots AS SELECT * FROM read_json(${lit(slotFile)}, format = 'newline_delimited', columns = {t: 'INTEGER',
+      descs: 'STRUCT(kind VARCHAR, codes VARCHAR[], lo BIGINT, hi BIGINT, base DOUBLE, miss DOUBLE, s BIGINT)[]'})`);
+  } finally {
+    await rm(slotFile, { force: true });
+  }
   const counts: number[] = [];
   for (const { ti, t, select, from } of jobs) {
     const dir = join(out, 'clinical', t.short);
