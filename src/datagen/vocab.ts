@@ -56,9 +56,7 @@ export const TRANSFER_SYNTAX_NAMES: Record<string, string> = {
   '1.2.840.10008.1.2.4.91': 'JPEG 2000',
 };
 
-export const SEG_STORAGE = '1.2.840.10008.5.1.4.1.1.66.4';
 export const LABELMAP_SEG_STORAGE = '1.2.840.10008.5.1.4.1.1.66.7';
-export const PARAMETRIC_MAP_STORAGE = '1.2.840.10008.5.1.4.1.1.30';
 
 /** Modalities of images a derived object can point to. */
 export const IMAGE_MODALITIES = ['CT', 'MR', 'PT', 'SM', 'MG', 'DX', 'CR', 'US', 'NM', 'XA', 'RF', 'XC', 'OT'];

@@ -1,4 +1,5 @@
-// EA1141 (abbreviated breast MRI vs tomosynthesis screening trial): seven tables.
+// EA1141 (abbreviated breast MRI vs tomosynthesis screening trial): seven tables,
+// per patient or per screening round, as the trial's data files are laid out.
 
 import { lit, weightedCase } from '../../core/data/sql.ts';
 import type { PlannedCollection } from '../plan.ts';

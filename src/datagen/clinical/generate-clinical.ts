@@ -1,12 +1,9 @@
-// Per-collection clinical tables, shaped like the public ones: every table has
-// dicom_patient_id (the DICOM PatientID of a patient of that collection) and
-// source_batch, the other columns are collection-specific and unharmonised,
-// drawn from a pool of clinical concepts with real-world naming variants,
-// types and code lists. A patient-level latent table (g_clin) keeps the values
-// of one patient consistent across tables and with the imaging (sex, age).
-// Row values are hash-based (SQL macros keyed on patient key and column name);
-// table layouts are chosen in JS with a PRNG seeded from the plan seed, so the
-// same seed and scale give byte-identical files.
+// Writes every clinical table (clinical/<table>/*.parquet) and their dictionary
+// (clinical_index): every table starts with dicom_patient_id and source_batch;
+// its other columns come from nlst.ts, ea1141.ts, real-schema.ts or generic.ts.
+// Values are keyed on the patient and the column, with a patient-level latent
+// table (g_clin) keeping one patient consistent across tables and with the
+// imaging, so the same seed and scale give byte-identical files.
 
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
