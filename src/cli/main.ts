@@ -133,13 +133,14 @@ data
   .option('--from <dir>', 'generated dataset folder (default: the default dataset, generated on first use)')
   .option('--json', 'print the distributions as JSON instead of tables')
   .action(async (o: { real: string; from?: string; json?: boolean }) => {
+    const { compare, formatComparison, checkReleasePath } = await compareRelease();
+    checkReleasePath(o.real);
     const cfg = loadConfig();
     let ours = o.from ? resolve(o.from) : undefined;
     if (!ours) {
       await resolveDb(cfg, undefined);
       ours = (await import('../datagen/dataset.ts')).defaultDatasetPaths(cfg.cacheDir, cfg.scale, cfg.seed).folder;
     }
-    const { compare, formatComparison } = await compareRelease();
     const c = await compare({ real: resolve(o.real), ours });
     process.stdout.write(o.json ? JSON.stringify(c, null, 2) + '\n' : formatComparison(c));
   });

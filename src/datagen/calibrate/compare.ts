@@ -7,6 +7,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { distributions, type Distributions } from './distributions.ts';
 import { openRelease } from './release-folder.ts';
+
+export { checkReleasePath } from './release-folder.ts';
 import { attachRelease } from './release-views.ts';
 
 async function measure(dir: string): Promise<Distributions> {

@@ -81,12 +81,18 @@ export async function unpackWheel(wheel: string, out: string): Promise<string> {
   return indexDir;
 }
 
-/** Open a release given as a wheel (.whl) or a folder with idc_index.parquet (searched one level down). */
-export async function openRelease(path: string): Promise<ReleaseFolder> {
+/** Fail early, with what to give instead, when `path` cannot be a release (before any slow work). */
+export function checkReleasePath(path: string): void {
   const p = resolve(path);
   if (!existsSync(p)) throw new Error(`${path} does not exist: give an idc-index-data wheel or a folder of release Parquet files`);
+  if (statSync(p).isFile() && !p.endsWith('.whl')) throw new Error(`${path} is a file but not a wheel (.whl)`);
+}
+
+/** Open a release given as a wheel (.whl) or a folder with idc_index.parquet (searched one level down). */
+export async function openRelease(path: string): Promise<ReleaseFolder> {
+  checkReleasePath(path);
+  const p = resolve(path);
   if (statSync(p).isFile()) {
-    if (!p.endsWith('.whl')) throw new Error(`${path} is a file but not a wheel (.whl)`);
     const tmp = await mkdtemp(join(tmpdir(), 'idqs-wheel-'));
     try {
       return { dir: await unpackWheel(p, tmp), source: p, close: () => rm(tmp, { recursive: true, force: true }) };
