@@ -86,7 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     release: env.IDQS_RELEASE || null,
     releaseSource: str(env, 'IDQS_RELEASE_SOURCE', 'gcs'),
     cacheDir: defaultCacheDir(env),
-    scale: num(env, 'IDQS_SCALE', 0.05, 0.0001),
+    scale: num(env, 'IDQS_SCALE', 0.03, 0.0001),
     seed: num(env, 'IDQS_SEED', 42, 0),
     memoryLimit: str(env, 'IDQS_MEMORY_LIMIT', '3GB'),
     threads: num(env, 'IDQS_THREADS', 2, 1),
