@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from '../src/core/data/build.ts';
-import { generate } from '../src/core/data/generate.ts';
+import { generate } from '../src/datagen/generate.ts';
 
 const scale = Number(process.argv[2]);
 const instances = process.argv[3] === 'instances';
@@ -27,6 +27,11 @@ try {
       series: m.totals?.series,
       total_instances: m.totals?.instances,
       size_TB: m.totals?.size_TB,
+      collections: m.totals?.collections,
+      patients: m.totals?.patients,
+      studies: m.totals?.studies,
+      analysis_results: m.row_counts.analysis_results_index,
+      sm_series: m.row_counts.sm_index,
       series_level_rows: seriesRows,
       instance_rows: instanceRows,
       generate_s: (t1 - t0) / 1000,

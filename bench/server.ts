@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultCacheDir } from '../src/config.ts';
 import { build } from '../src/core/data/build.ts';
-import { GENERATOR_VERSION } from '../src/core/data/dataset.ts';
-import { generate } from '../src/core/data/generate.ts';
+import { GENERATOR_VERSION } from '../src/datagen/dataset.ts';
+import { generate } from '../src/datagen/generate.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 

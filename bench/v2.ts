@@ -13,8 +13,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultCacheDir } from '../src/config.ts';
 import { build } from '../src/core/data/build.ts';
-import { generate } from '../src/core/data/generate.ts';
-import { GENERATOR_VERSION } from '../src/core/data/dataset.ts';
+import { generate } from '../src/datagen/generate.ts';
+import { GENERATOR_VERSION } from '../src/datagen/dataset.ts';
 import { spawnServer } from './server.ts';
 
 function arg(name: string, def: number): number {

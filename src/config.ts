@@ -118,7 +118,7 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_RELEASE: { key: 'release', schema: Type.String({ minLength: 1 }), doc: 'real release to serve (`25.0.5`, `latest`)' },
   IDQS_RELEASE_SOURCE: { key: 'releaseSource', schema: oneOf('gcs', ['gcs', 'github', 'pypi']), doc: 'where to fetch it' },
   IDQS_CACHE_DIR: { key: 'cacheDir', schema: Type.String({ minLength: 1 }), doc: 'generated datasets, fetched releases and built databases' },
-  IDQS_SCALE: { key: 'scale', schema: Type.Number({ default: 0.05, exclusiveMinimum: 0, maximum: 10 }), doc: 'size of the default dataset (1.0 ≈ the real corpus)' },
+  IDQS_SCALE: { key: 'scale', schema: Type.Number({ default: 0.03, exclusiveMinimum: 0, maximum: 10 }), doc: 'size of the default dataset (1.0 ≈ the real corpus)' },
   IDQS_SEED: { key: 'seed', schema: int(42, 0), doc: 'seed of the default dataset' },
   IDQS_MEMORY_LIMIT: { key: 'memoryLimit', schema: size('3GB'), doc: 'engine memory of curated queries' },
   IDQS_THREADS: { key: 'threads', schema: int(2, 1, 256), doc: 'engine threads of curated queries' },

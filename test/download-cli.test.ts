@@ -10,7 +10,8 @@ import { after, before, test } from 'node:test';
 import { spawn } from 'node:child_process';
 import dicomParser from 'dicom-parser';
 import { DEFAULT_STORES } from '../src/core/data/manifest.ts';
-import { writeObjects, type ObjectsResult } from '../src/core/data/objects.ts';
+import { writeObjects, type ObjectsResult } from '../src/datagen/objects.ts';
+import { lit } from '../src/core/data/sql.ts';
 import { startServer, testDataset, type TestServer } from './fixture.ts';
 import { bucketFolders, CLI, events, faultProxy, runCli, startCli, startS3, type S3Server } from './s3.ts';
 
@@ -28,6 +29,12 @@ before(async () => {
   s3 = await startS3(objects, bucketFolders(DEFAULT_STORES), join(tmp, 's3'));
   // The service's stores point at the loopback server (the config of IDQS_CLOUD1_ENDPOINT / IDQS_CLOUD2_ENDPOINT).
   api = await startServer({ cloud1Endpoint: s3.url, cloud2Endpoint: s3.url });
+  const complete = await api.ctx.engine.rows(
+    `SELECT collection_id AS c, count(*) AS n, bool_or(Modality = 'SM') AS sm, bool_or(license_short_name LIKE '%NC%') AS nc
+     FROM "index" WHERE collection_id IN (${written.complete_collections.map((c) => lit(c)).join(', ')}) GROUP BY 1 ORDER BY 1`,
+  );
+  COLL = String(complete.find((r) => Number(r.n) >= 2 && !r.nc && !r.sm)?.c);
+  COLL2 = String(complete.find((r) => r.sm && r.c !== COLL)?.c);
   assert.deepEqual(api.ctx.dataset.stores.cloud1.bucket_map, DEFAULT_STORES.cloud1.bucket_map);
 });
 
@@ -89,8 +96,9 @@ function assertTree(out: string, want: Expected): void {
   for (const [rel, src] of want.files) assert.ok(readFileSync(join(out, rel)).equals(readFileSync(src)), `${rel} differs from the stored object`);
 }
 
-const COLL = 'upenn_renal_6';
-const COLL2 = 'cptac_gbm';
+/** Two of the whole collections written: one of several series under a commercial-use license, one with slides. */
+let COLL: string;
+let COLL2: string;
 
 test('the generator wrote whole collections of valid DICOM files whose UIDs match the index', async () => {
   assert.ok(written.complete_collections.includes(COLL) && written.complete_collections.includes(COLL2), JSON.stringify(written));

@@ -9,17 +9,24 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createContext, type AppContext } from '../src/core/context.ts';
 import { build } from '../src/core/data/build.ts';
-import { generate } from '../src/core/data/generate.ts';
+import { generate } from '../src/datagen/generate.ts';
 import { buildServer } from '../src/server.ts';
 
 export const TEST_SCALE = 0.003;
 export const TEST_SEED = 7;
 const root = fileURLToPath(new URL('..', import.meta.url));
 
+/** Hash of everything the test dataset depends on: the generator, the loader, the registry and the shipped profile. */
 function sourceKey(): string {
   const h = createHash('sha256');
-  const dir = join(root, 'src/core/data');
-  for (const f of readdirSync(dir).sort()) h.update(f).update(readFileSync(join(dir, f)));
+  const add = (dir: string) => {
+    for (const e of readdirSync(join(root, dir), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const rel = `${dir}/${e.name}`;
+      if (e.isDirectory()) add(rel);
+      else h.update(rel).update(readFileSync(join(root, rel)));
+    }
+  };
+  for (const dir of ['src/datagen', 'src/core/data', 'data']) add(dir);
   h.update(readFileSync(join(root, 'src/core/registry/tables.ts')));
   return h.digest('hex').slice(0, 12);
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { createContext } from '../src/core/context.ts';
-import { PLATFORM_CITATION } from '../src/core/data/bibliography.ts';
+import { PLATFORM_CITATION } from '../src/core/data/platform-citation.ts';
 import type { BibRecord } from '../src/core/data/manifest.ts';
 import { apaAuthors, apaInitials, bibEscape, formatApa, formatCitations, formatRis } from '../src/core/services/citations.ts';
 import { buildApp } from '../src/http/app.ts';

@@ -86,6 +86,22 @@ test('a connection dropped mid-file is resumed with a Range request and the file
   assert.ok(!existsSync(join(r.folder, 'idc_index.parquet.part')));
 });
 
+test('a redirected file and a chunked body (no Content-Length) arrive whole', async () => {
+  const idx = `/gcs/${TAG}/release_artifacts/idc_index.parquet`;
+  const moved = `/github/${TAG}/idc_index.parquet`;
+  const coll = `/gcs/${TAG}/release_artifacts/collections_index.parquet`;
+  srv.redirect.set(idx, moved);
+  srv.chunked.add(coll);
+  try {
+    const r = await fetchRelease({ release: TAG, source: 'gcs', tables: 'core', cacheDir: cache(), env: env(), ...fast });
+    assert.ok(srv.requests.some((q) => q.path === moved), 'the redirect was followed');
+    for (const f of ['idc_index.parquet', 'collections_index.parquet']) assert.equal(sha(join(r.folder, f)), sha(join(dataset, f)), f);
+  } finally {
+    srv.redirect.delete(idx);
+    srv.chunked.delete(coll);
+  }
+});
+
 test('a file that does not match its published sha256 is refused and kept aside', async () => {
   const path = `/gcs/${TAG}/release_artifacts/collections_index.parquet.sha256`;
   srv.override.set(path, `${'0'.repeat(64)}  collections_index.parquet\n`);

@@ -25,6 +25,10 @@ export interface ReleaseServer {
   dropOnce: Map<string, number>;
   /** Paths answered 404 (as if absent). */
   hidden: Set<string>;
+  /** Paths sent with chunked transfer encoding (no Content-Length, no ranges). */
+  chunked: Set<string>;
+  /** Paths answered with a 302 to another path of this server. */
+  redirect: Map<string, string>;
   /** Paths whose body is replaced (e.g. a wrong .sha256). */
   override: Map<string, string>;
   /** How the package index answers: json (PEP 691) or html (PEP 503). */
@@ -80,6 +84,8 @@ export async function startReleaseServer(root: string): Promise<ReleaseServer> {
     requests: [],
     dropOnce: new Map(),
     hidden: new Set(),
+    chunked: new Set(),
+    redirect: new Map(),
     override: new Map(),
     indexForm: 'json',
     sha256: new Map(),
@@ -91,6 +97,11 @@ export async function startReleaseServer(root: string): Promise<ReleaseServer> {
     state.requests.push({ path: `${path}${u.search}`, range: req.headers.range });
     if (state.hidden.has(path)) {
       res.writeHead(404).end('not found');
+      return;
+    }
+    const to = state.redirect.get(path);
+    if (to !== undefined) {
+      res.writeHead(302, { location: to }).end();
       return;
     }
     if (state.override.has(path)) {
@@ -128,6 +139,11 @@ export async function startReleaseServer(root: string): Promise<ReleaseServer> {
     const file = join(root, path);
     if (!file.startsWith(root) || !existsSync(file) || !statSync(file).isFile()) {
       res.writeHead(404).end('not found');
+      return;
+    }
+    if (state.chunked.has(path)) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      createReadStream(file, { highWaterMark: 4096 }).pipe(res);
       return;
     }
     const size = statSync(file).size;

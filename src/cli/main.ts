@@ -18,10 +18,12 @@ import { progressReporter } from './progress.ts';
 // them, so client commands (idqs download) start fast and never load DuckDB.
 const createContext = async (...a: Parameters<typeof import('../core/context.ts').createContext>) => (await import('../core/context.ts')).createContext(...a);
 const build = async (...a: Parameters<typeof import('../core/data/build.ts').build>) => (await import('../core/data/build.ts')).build(...a);
-const ensureDefaultDataset = async (...a: Parameters<typeof import('../core/data/dataset.ts').ensureDefaultDataset>) =>
-  (await import('../core/data/dataset.ts')).ensureDefaultDataset(...a);
-const generate = async (...a: Parameters<typeof import('../core/data/generate.ts').generate>) => (await import('../core/data/generate.ts')).generate(...a);
-const writeObjects = async (...a: Parameters<typeof import('../core/data/objects.ts').writeObjects>) => (await import('../core/data/objects.ts')).writeObjects(...a);
+const ensureDefaultDataset = async (...a: Parameters<typeof import('../datagen/dataset.ts').ensureDefaultDataset>) =>
+  (await import('../datagen/dataset.ts')).ensureDefaultDataset(...a);
+const generate = async (...a: Parameters<typeof import('../datagen/generate.ts').generate>) => (await import('../datagen/generate.ts')).generate(...a);
+const calibrate = async (...a: Parameters<typeof import('../datagen/calibrate/calibrate.ts').calibrate>) => (await import('../datagen/calibrate/calibrate.ts')).calibrate(...a);
+const compareRelease = async () => import('../datagen/calibrate/compare.ts');
+const writeObjects = async (...a: Parameters<typeof import('../datagen/objects.ts').writeObjects>) => (await import('../datagen/objects.ts')).writeObjects(...a);
 const release = () => import('../core/release/fetch.ts');
 const releaseSources = () => import('../core/release/sources.ts');
 const openRelease = async (...a: Parameters<typeof import('../core/release/open.ts').openRelease>) => (await import('../core/release/open.ts')).openRelease(...a);
@@ -242,7 +244,7 @@ data
   .command('generate')
   .description('Write a synthetic dataset as Parquet files in the public release layout, plus dataset.json')
   .requiredOption('--out <dir>', 'output folder (replaced atomically)')
-  .option('--scale <s>', 'size relative to the real corpus (1.0 = about 1M series)', positiveNumber('scale'), 0.05)
+  .option('--scale <s>', 'size relative to the real release (1.0 = its 86k patients and 1.04M series)', positiveNumber('scale'), 0.03)
   .option('--seed <n>', 'random seed; the same seed and scale give identical files', integer('seed'), 42)
   .option('--no-instances', 'skip the instance-level /v2 table (much faster at large scales)')
   .option('--objects <n>', 'also write small DICOM files of N series into <out>/objects/<bucket>/<crdc_series_uuid>/ (whole collections first)', integer('objects'))
@@ -264,6 +266,34 @@ data
     for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
     process.stdout.write(JSON.stringify(r, null, 2) + '\n');
     if (!r.rebuilt) process.stderr.write('database is up to date with the dataset; nothing to do (use --force to rebuild)\n');
+  });
+
+data
+  .command('compare')
+  .description('Print the distributions the generator is calibrated on, for a real release and a generated dataset side by side')
+  .requiredOption('--real <wheel-or-dir>', 'the real release: an idc-index-data wheel (.whl) or a folder of its Parquet files')
+  .option('--from <dir>', 'generated dataset folder (default: the default dataset, generated on first use)')
+  .option('--json', 'print the distributions as JSON instead of tables')
+  .action(async (o: { real: string; from?: string; json?: boolean }) => {
+    const { compare, formatComparison, checkReleasePath } = await compareRelease();
+    checkReleasePath(o.real);
+    const cfg = loadConfig();
+    let ours = o.from ? resolve(o.from) : undefined;
+    if (!ours) {
+      await resolveDb({ ...cfg, db: null, release: null }, undefined);
+      ours = (await import('../datagen/dataset.ts')).defaultDatasetPaths(cfg.cacheDir, cfg.scale, cfg.seed).folder;
+    }
+    const c = await compare({ real: resolve(o.real), ours });
+    process.stdout.write(o.json ? JSON.stringify(c, null, 2) + '\n' : formatComparison(c));
+  });
+data
+  .command('calibrate')
+  .description('Extract the release profile the generator draws from (maintainers: run when a new release comes out)')
+  .requiredOption('--real <wheel-or-dir>', 'the real release: an idc-index-data wheel (.whl) or a folder of its Parquet files')
+  .requiredOption('--out <file>', 'profile to write (the shipped one is data/synth/release-profile.json)')
+  .action(async (o: { real: string; out: string }) => {
+    const p = await calibrate({ real: resolve(o.real), out: resolve(o.out), onProgress: (m) => process.stderr.write(`${m}\n`) });
+    process.stdout.write(JSON.stringify({ out: resolve(o.out), source: p.provenance.source, totals: p.totals }, null, 2) + '\n');
   });
 
 program

@@ -1,16 +1,16 @@
 // Download one file over HTTP(S) to disk: resumable (a .part file continued
 // with a Range request, guarded by If-Range), retried with backoff on
 // connection errors, 5xx and 429, redirects followed, sha256 computed while
-// the bytes arrive. Plain node:http streams into the file: no buffering of
-// the body, so a 80 MB wheel costs a few MB of memory.
+// the bytes arrive. File bodies are read by raw-get.ts into one reused 1 MB
+// buffer and written as they come: a 80 MB wheel costs a few MB of memory.
 
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, writeSync } from 'node:fs';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { pipeline } from 'node:stream/promises';
 import pRetry, { AbortError } from 'p-retry';
+import { rawGet, type BodyResponse } from './raw-get.ts';
 
 export type FetchErrorKind = 'not_found' | 'http' | 'network' | 'checksum' | 'size';
 
@@ -128,6 +128,75 @@ export async function exists(url: string, opts: GetOptions = {}): Promise<boolea
   return res.statusCode !== 404;
 }
 
+/** A response whose body is read piece by piece (see raw-get.ts: pieces may be views into a reused buffer). */
+type Body = Pick<BodyResponse, 'status' | 'headers' | 'read' | 'discard'>;
+
+/** node:http's response as a Body (the fallback for chunked bodies). */
+function incomingBody(res: IncomingMessage): Body {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  return {
+    status: res.statusCode ?? 0,
+    headers,
+    discard: () => res.destroy(),
+    read: (onChunk) =>
+      new Promise<void>((resolve, reject) => {
+        res.on('data', (c: Buffer) => {
+          try {
+            onChunk(c);
+          } catch (e) {
+            res.destroy(e as Error);
+          }
+        });
+        res.once('end', resolve);
+        res.once('error', reject);
+        res.once('close', () => {
+          if (!res.complete) reject(Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+        });
+      }),
+  };
+}
+
+/**
+ * GET a file's body, following up to five redirects: through the fast reader
+ * (raw-get.ts), or node:http when the body is chunked.
+ */
+async function openBody(url: string, headers: Record<string, string>, signal: AbortSignal | undefined): Promise<Body> {
+  let current = url;
+  for (let hops = 0; ; hops++) {
+    let u: URL;
+    try {
+      u = new URL(current);
+    } catch {
+      throw new AbortError(new FetchError(`${current} is not a valid URL`, 'http', current));
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new AbortError(new FetchError(`${current}: only http:// and https:// URLs can be fetched`, 'http', current));
+    const res = await rawGet(u, { 'user-agent': 'idqs-fetch', ...headers }, { signal, timeoutMs: SOCKET_TIMEOUT_MS });
+    if (res.status >= 300 && res.status < 400 && res.headers.location) {
+      res.discard();
+      if (hops >= 5) throw new AbortError(new FetchError(`${url}: too many redirects`, 'http', url, res.status));
+      current = new URL(res.headers.location, u).href;
+      continue;
+    }
+    if (!res.unsupportedFraming) return res;
+    res.discard();
+    return incomingBody((await get(current, headers, signal)).res);
+  }
+}
+
+/** Append a body to `path`, calling `onChunk` with each piece before it is written. */
+async function writeBody(body: Body, path: string, append: boolean, onChunk: (c: Buffer) => void): Promise<void> {
+  const fd = openSync(path, append ? 'a' : 'w');
+  try {
+    await body.read((c) => {
+      onChunk(c);
+      for (let off = 0; off < c.length; ) off += writeSync(fd, c, off, c.length - off);
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
+
 interface PartMeta {
   url: string;
   validator: string | null;
@@ -167,28 +236,28 @@ export async function downloadFile(url: string, dest: string, opts: GetOptions =
       headers.range = `bytes=${offset}-`;
       if (meta?.validator) headers['if-range'] = meta.validator;
     }
-    const { res } = await get(url, headers, opts.signal);
-    const status = res.statusCode ?? 0;
+    const res = await openBody(url, headers, opts.signal);
+    const status = res.status;
     if (status === 416 && offset > 0) {
       // The part is not a prefix of what the server has now: start over.
-      res.resume();
+      res.discard();
       await rm(part, { force: true });
       throw new FetchError(`${url}: the server refused to resume; downloading from the start`, 'size', url, status);
     }
     if (status !== 200 && status !== 206) {
-      res.resume();
+      res.discard();
       throw statusError(url, status);
     }
     if (status === 206) {
       const m = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(String(res.headers['content-range'] ?? ''));
       if (!m || Number(m[1]) !== offset) {
-        res.resume();
+        res.discard();
         await rm(part, { force: true });
         throw new FetchError(`${url}: the server resumed at the wrong offset; downloading from the start`, 'size', url, status);
       }
     } else offset = 0; // 200: the whole file (a server without ranges, or the file changed: If-Range)
     if (resumed < 0) resumed = offset;
-    const validator = (res.headers.etag as string | undefined) ?? (res.headers['last-modified'] as string | undefined) ?? null;
+    const validator = res.headers.etag ?? res.headers['last-modified'] ?? null;
     if (offset === 0 || meta?.validator !== validator) {
       meta = { url, validator };
       await writeFile(metaFile, JSON.stringify(meta));
@@ -200,18 +269,18 @@ export async function downloadFile(url: string, dest: string, opts: GetOptions =
     reported = offset;
     const hash = offset > 0 ? await hashPrefix(part) : createHash('sha256');
     let got = 0;
-    // A data listener beside the pipe (not a Transform in it): one stream hop less per chunk.
-    res.on('data', (chunk: Buffer) => {
-      hash.update(chunk);
-      got += chunk.length;
-      reported += chunk.length;
-      opts.onBytes?.(chunk.length);
-    });
     try {
-      await pipeline(res, createWriteStream(part, { flags: offset > 0 ? 'a' : 'w', highWaterMark: 1 << 20 }));
+      await writeBody(res, part, offset > 0, (chunk) => {
+        hash.update(chunk);
+        got += chunk.length;
+        reported += chunk.length;
+        opts.onBytes?.(chunk.length);
+      });
     } catch (e) {
       const err = e as Error;
       if (opts.signal?.aborted) throw new AbortError(err);
+      // A local write failure (disk full, permissions) is not the network's: say so and stop.
+      if ((err as NodeJS.ErrnoException).syscall === 'write') throw new AbortError(new Error(`writing ${part}: ${err.message}`));
       throw new FetchError(`${url}: connection lost after ${offset + got} bytes (${err.message}); resuming`, 'network', url);
     }
     if (total !== null && offset + got !== total) {

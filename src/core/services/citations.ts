@@ -6,7 +6,7 @@
 
 import type { AppContext } from '../context.ts';
 import { memo } from '../context.ts';
-import { PLATFORM_CITATION } from '../data/bibliography.ts';
+import { PLATFORM_CITATION } from '../data/platform-citation.ts';
 import type { BibRecord } from '../data/manifest.ts';
 import { field, invalidQuery, msg } from '../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';

@@ -8,10 +8,11 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GenContext } from './generate.ts';
-import { ensureClinicalLatent } from './generate-clinical.ts';
-import { DEFAULT_STORES } from './manifest.ts';
-import { lit, weightedCase } from './sql.ts';
-import { INSTANCE_COLUMNS, PIVOT_COLUMNS, SERIES_COLUMNS } from '../registry/v2.ts';
+import { ensureClinicalLatent } from './clinical/latent.ts';
+import { IMAGE_MODALITIES } from './vocab.ts';
+import { DEFAULT_STORES } from '../core/data/manifest.ts';
+import { lit, weightedCase } from '../core/data/sql.ts';
+import { INSTANCE_COLUMNS, PIVOT_COLUMNS, SERIES_COLUMNS } from '../core/registry/v2.ts';
 
 const COPY_OPTS = '(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 122880)';
 
@@ -48,7 +49,7 @@ async function buildPivotSeries(ctx: GenContext): Promise<void> {
   // Measurements of SR series: LIDC-style nodule ratings for CT of lung collections, shape features, ADC for MR sources.
   await ctx.run(`CREATE OR REPLACE TEMP TABLE v2_sr AS
     WITH s AS (
-      SELECT s.g_key, coalesce(src.Modality = 'CT' AND (c.cancer ILIKE '%lung%' OR c.location IN ('Chest', 'Lung')), false) AS nodule,
+      SELECT s.g_key, coalesce(src.Modality = 'CT' AND (c.cancer_types ILIKE '%lung%' OR c.tumor_locations IN ('Chest', 'Lung')), false) AS nodule,
         coalesce(src.Modality = 'MR', false) AS mr, round(3 + 27 * pow(u(s.g_key, 'v2:diam'), 2), 2) AS d
       FROM t_series s JOIN coll c ON c.idx = s.g_coll_idx LEFT JOIN t_series src ON src.g_key = s.g_src_key WHERE s.Modality = 'SR')
     SELECT g_key,
@@ -61,19 +62,19 @@ async function buildPivotSeries(ctx: GenContext): Promise<void> {
         CASE WHEN mr THEN round(600 + 1200 * u(g_key, 'v2:adc'), 1) END AS Apparent_Diffusion_Coefficient
     FROM s`);
   await ctx.run(`CREATE OR REPLACE TEMP TABLE v2_series AS
-    SELECT s.g_idx, s.g_key, s.g_b, s.g_pyramid, s.g_uid_style, s.g_c4a, s.g_c4b, s.g_inst_offset, s.instanceCount,
+    SELECT s.g_idx, s.g_key, s.g_bytes, s.g_pyramid, s.g_uid_style, s.g_c4a, s.g_c4b, s.g_inst_offset, s.instanceCount,
       s.analysis_result_id AS analysis_results_id,
       seg.AnatomicRegion_CodeMeanings[1] AS AnatomicRegionSequence,
       sr.Apparent_Diffusion_Coefficient,
       s.aws_bucket,
       s.BodyPartExamined,
       sr.Calcification,
-      c.cancer AS CancerType,
+      c.cancer_types AS CancerType,
       s.collection_id,
       s.crdc_series_uuid,
       uuid4(s.g_skey, 'crdc_study') AS crdc_study_uuid,
       sr.Diameter,
-      CASE WHEN mp.image THEN uid(s.g_uid_style, s.g_c4a, s.g_c4b, 6, s.g_idx, s.g_key) END AS FrameOfReferenceUID,
+      CASE WHEN s.Modality IN (${IMAGE_MODALITIES.map((m) => lit(m)).join(', ')}) THEN uid(s.g_uid_style, s.g_c4a, s.g_c4b, 6, s.g_idx, s.g_key) END AS FrameOfReferenceUID,
       map_extract_value(${bucketMap()}, s.aws_bucket) AS gcs_bucket,
       sm.illuminationType_CodeMeaning AS illuminationType,
       sr.Internal_structure,
@@ -90,7 +91,7 @@ async function buildPivotSeries(ctx: GenContext): Promise<void> {
       sm.ObjectiveLensPower,
       s.PatientID,
       sm.primaryAnatomicStructure_CodeMeaning AS primaryAnatomicStructure,
-      c.program AS Program,
+      upper(c.program) AS Program,
       CASE WHEN s.Modality IN ('SM', 'US') THEN 3 ELSE 1 END AS SamplesPerPixel,
       seg.AlgorithmName AS SegmentAlgorithmName,
       seg.AlgorithmType AS SegmentAlgorithmType,
@@ -112,13 +113,12 @@ async function buildPivotSeries(ctx: GenContext): Promise<void> {
       sr.Subtlety_score,
       sr.Surface_area_of_mesh,
       c.species AS tcia_species,
-      c.location AS tcia_tumorLocation,
+      c.tumor_locations AS tcia_tumorLocation,
       sr.Texture,
       sr.Volume,
       sr.Volume_of_Mesh
     FROM t_series s
     JOIN coll c ON c.idx = s.g_coll_idx
-    JOIN mod_params mp ON mp.modality = s.Modality
     LEFT JOIN t_ct_index ct ON ct.SeriesInstanceUID = s.SeriesInstanceUID
     LEFT JOIN t_mr_index mr ON mr.SeriesInstanceUID = s.SeriesInstanceUID
     LEFT JOIN t_pt_index pt ON pt.SeriesInstanceUID = s.SeriesInstanceUID
@@ -145,7 +145,7 @@ async function writePivot(ctx: GenContext, dir: string): Promise<Record<string, 
     SeriesInstanceUID: 'SeriesInstanceUID',
     SOPInstanceUID: `uid(g_uid_style, g_c4a, g_c4b, 3, g_inst_offset + j, hash(g_key, j))`,
     crdc_instance_uuid: `uuid4(hash(g_key, j), 'crdc_instance')`,
-    instance_size: `inst_size(g_key, j, g_b, g_pyramid)`,
+    instance_size: `inst_size(g_key, j, instanceCount, g_bytes, g_pyramid)`,
   };
   const instanceSelect = INSTANCE_COLUMNS.map((n) => `(${instanceExpr[n]})::${types.get(n)} AS "${n}"`).join(', ');
   const threads = String((await ctx.conn.runAndReadAll(`SELECT current_setting('threads')`)).getRows()[0]![0]);
@@ -190,7 +190,7 @@ async function tcgaProjects(ctx: GenContext): Promise<void> {
     .filter((c) => c.id.startsWith('tcga_'))
     .map((c) => {
       const code = c.id.slice(5).toUpperCase();
-      const p = TCGA[code] ?? { name: c.cancer, site: [c.location], staged: true, hist: [c.cancer] };
+      const p = TCGA[code] ?? { name: c.cancer_types ?? code, site: [c.tumor_locations ?? 'Other'], staged: true, hist: [c.cancer_types ?? code] };
       return `(${c.idx}, ${lit(`TCGA-${code}`)}, ${lit(code)}, ${lit(p.name)}, ${lit(p.site)}, ${lit(p.hist)}, ${lit(p.staged)})`;
     });
   await ctx.run(`CREATE OR REPLACE TEMP TABLE v2_tcga (idx INTEGER, project_short_name VARCHAR, disease_code VARCHAR, project_name VARCHAR, sites VARCHAR[], hist VARCHAR[], staged BOOLEAN)`);

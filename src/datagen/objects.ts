@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { lit } from './sql.ts';
+import { lit } from '../core/data/sql.ts';
 
 const EXPLICIT_VR_LITTLE_ENDIAN = '1.2.840.10008.1.2.1';
 /** Implementation Class UID of the generator (a UUID-derived 2.25 UID). */

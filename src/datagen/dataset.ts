@@ -4,11 +4,11 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { build, builtIdentity, datasetIdentity, type BuildReport } from './build.ts';
+import { build, builtIdentity, datasetIdentity, type BuildReport } from '../core/data/build.ts';
 import { generate } from './generate.ts';
 
 /** Bump when generated data changes, so caches of older generators are not reused. */
-export const GENERATOR_VERSION = 3;
+export const GENERATOR_VERSION = 4;
 
 export interface DefaultDataset {
   folder: string;
