@@ -458,10 +458,13 @@ test('8. SIGTERM stops the server within IDQS_SHUTDOWN_S although a client is st
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  // The start-up poll stops with the test, so a server that never comes up fails it instead of hanging the file.
+  let polling = true;
   try {
     const url = `http://127.0.0.1:${port}`;
     await within(20_000, (async () => {
-      for (;;) {
+      while (polling) {
+        if (proc.exitCode !== null) throw new Error(`the server exited with ${proc.exitCode}: ${stderr}`);
         try {
           if ((await fetch(url + '/v3/health')).ok) return;
         } catch {
@@ -479,6 +482,7 @@ test('8. SIGTERM stops the server within IDQS_SHUTDOWN_S although a client is st
     assert.ok(Date.now() - t0 < 5000);
     reader.socket.destroy();
   } finally {
+    polling = false;
     proc.kill('SIGKILL');
   }
 });

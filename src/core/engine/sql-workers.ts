@@ -4,8 +4,9 @@
 // plus V8's heap limit and DuckDB's own limit) and a lower CPU priority, so
 // a runaway query can neither take the server's memory nor its cores. The
 // run deadline is real: at the deadline (or when the client leaves) the
-// caller is answered at once, the worker is asked to interrupt, and killed
-// and replaced if it does not stop within a second. A worker that dies is
+// worker is asked to interrupt, and killed and replaced if it does not stop
+// within a second; the caller gets its 504 as soon as the worker is free,
+// so a retry finds the slot. A worker that dies is
 // replaced on next use; warm workers are reused.
 
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -246,6 +247,8 @@ export class SqlWorkers {
     const id = this.nextId++;
     return new Promise<CallerSqlResult>((resolve, reject) => {
       let answered = false;
+      /** The deadline's answer, given once the worker is free (at most KILL_GRACE_MS later). */
+      let late: IdqsError | null = null;
       let killTimer: NodeJS.Timeout | undefined;
       const job: Job = {
         id,
@@ -261,22 +264,23 @@ export class SqlWorkers {
           lease.release();
           if (answered) return;
           answered = true;
-          if (e) reject(e);
+          if (late) reject(late);
+          else if (e) reject(e);
           else resolve(new CallerSqlResult(r!.columns, r!.types, r!.rows, r!.row_count, r!.truncated, r!.truncated_reason, maxRows));
         },
       };
-      // The deadline answers the caller now; the worker is interrupted, and killed if it does not stop.
+      // At the deadline the worker is interrupted, and killed if it does not stop within the grace;
+      // the caller is answered once its worker is free, so a retry finds the slot. A client that
+      // left is owed nothing: its work is stopped the same way.
       const onAbort = () => {
         const reason: unknown = d.signal.reason;
-        answered = true;
         if (reason instanceof DeadlineReached) {
           this.pool.count('timed_out');
-          reject(
-            queryTimeout(
-              msg`Query exceeded the ${formatSeconds(this.o.timeoutMs)}s statement timeout (${setting('IDQS_SQL_TIMEOUT_MS')}) and was cancelled. Narrow the query (filters, LIMIT, aggregation) and retry.`,
-            ),
+          late = queryTimeout(
+            msg`Query exceeded the ${formatSeconds(this.o.timeoutMs)}s statement timeout (${setting('IDQS_SQL_TIMEOUT_MS')}) and was cancelled. Narrow the query (filters, LIMIT, aggregation) and retry.`,
           );
         } else {
+          answered = true;
           this.pool.count('cancelled');
           reject(cancelled('The client went away; its query was stopped.'));
         }
