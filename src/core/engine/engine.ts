@@ -104,6 +104,13 @@ export class Engine {
   /** Streamed exports in flight (held while writing), and facet counts. */
   readonly exports: Pool<number>;
   readonly facets: Pool<number>;
+  /**
+   * Exports whose queries run at once: one. An export's query sorts and
+   * formats its whole cohort; several at once would take every engine thread
+   * and gigabytes from the short curated queries. Exports are streamed, so
+   * waiting here costs their clients a little latency, not a failure.
+   */
+  readonly producing: Pool<number>;
   readonly sql: SqlWorkers;
   /** Operator events ({level, msg, ...}): database read errors, worker crashes. */
   readonly events = new EventEmitter();
@@ -132,6 +139,14 @@ export class Engine {
       queueTimeoutMs: e.queueTimeoutMs,
       settings: { slots: 'IDQS_EXPORTS', queue: 'IDQS_EXPORT_QUEUE', queueTimeout: 'IDQS_QUEUE_TIMEOUT_MS' },
       maxHoldMs: e.maxHoldMs ?? Infinity,
+    });
+    this.producing = slots(1, {
+      what: 'export queries',
+      // Every waiter holds an export slot, so the export budget bounds this queue.
+      queue: e.slots + e.queue,
+      queueTimeoutMs: e.timeoutMs,
+      settings: { slots: 'IDQS_EXPORTS', queue: 'IDQS_EXPORT_QUEUE', queueTimeout: 'IDQS_EXPORT_TIMEOUT_MS' },
+      maxHoldMs: e.timeoutMs + 5000,
     });
     const f = options.facets;
     this.facets = slots(f.slots, {
@@ -248,6 +263,16 @@ export class Engine {
     });
   }
 
+  /** `produce` for an export: its query waits for the export-query slot (see `producing`). */
+  async produceExport(sql: string, params: Param[], onChunk: (chunk: DuckDBDataChunk) => boolean, opts: RunOptions = {}): Promise<'end' | 'paused'> {
+    const lease = await this.producing.acquire(opts.signal ?? currentWork()?.signal);
+    try {
+      return await this.produce(sql, params, onChunk, opts);
+    } finally {
+      lease.release();
+    }
+  }
+
   /** The rows of a curated query, converted chunk by chunk. */
   async chunks(sql: string, params: Param[] = [], opts: RunOptions = {}): Promise<JsonValue[][]> {
     const rows: JsonValue[][] = [];
@@ -302,6 +327,7 @@ export class Engine {
     this.sql.close();
     this.exports.close();
     this.facets.close();
+    this.producing.close();
     const idle = new Set(this.curated.close());
     for (const c of this.curated.all()) {
       if (idle.has(c)) c.closeSync();

@@ -3,9 +3,18 @@
 // producer pushes until the spool is full, then stops and releases what it
 // holds; `drained` tells it when the reader has caught up (half empty) so it
 // can resume. A failure or the end reaches the reader after the data before it.
+// A block may be pushed unread (its size and how to read it): it is then read
+// only when the reader takes it, so a burst of production never converts a
+// whole cohort on the event loop at once, and a stalled reader costs none.
+
+/** A block not read yet: its size, and how to read it. */
+export interface LazyBlock {
+  bytes: number;
+  read(): Buffer;
+}
 
 export class Spool {
-  private readonly blocks: Buffer[] = [];
+  private readonly blocks: (Buffer | LazyBlock)[] = [];
   private bytes = 0;
   private ended = false;
   /** The producer's failure, once it failed. */
@@ -24,9 +33,9 @@ export class Spool {
     return this.bytes >= this.highWater;
   }
 
-  push(block: Buffer): void {
+  push(block: Buffer | LazyBlock): void {
     this.blocks.push(block);
-    this.bytes += block.length;
+    this.bytes += Buffer.isBuffer(block) ? block.length : block.bytes;
     this.wake();
   }
 
@@ -71,9 +80,10 @@ export class Spool {
   /** The blocks in order; throws the producer's failure after the blocks before it. */
   async *drain(): AsyncGenerator<Buffer> {
     for (;;) {
-      const b = this.blocks.shift();
-      if (b) {
-        this.bytes -= b.length;
+      const next = this.blocks.shift();
+      if (next) {
+        const b = Buffer.isBuffer(next) ? next : next.read();
+        this.bytes -= Buffer.isBuffer(next) ? next.length : next.bytes;
         if (this.roomWake && this.bytes <= this.highWater / 2) {
           const w = this.roomWake;
           this.roomWake = null;

@@ -12,7 +12,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { homedir, setPriority, tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { IdqsError, cancelled, msg, queryTimeout, resourceExhausted, setting, unavailable } from '../errors.ts';
@@ -58,11 +58,15 @@ export class CallerSqlResult {
 
 /** Time a worker gets to stop after an interrupt before it is killed. */
 const KILL_GRACE_MS = 1000;
-/** Worker processes run below the server's priority: the server's own work comes first. */
+/**
+ * Worker processes (every thread: set before Node starts) run below the server's priority, so its
+ * own work comes first; not the lowest, so caller SQL still moves on a host busy with other work.
+ */
 const WORKER_NICENESS = 10;
 /** Address space a worker needs besides its share (Node, the engine, thread stacks), bytes. */
 const BASE_DATA_BYTES = 320 * 1024 * 1024;
 const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => existsSync(p)) ?? null;
+const NICE = ['/usr/bin/nice', '/bin/nice'].find((p) => existsSync(p)) ?? null;
 
 interface Job {
   id: number;
@@ -134,8 +138,11 @@ export class SqlWorkers {
       entry,
       JSON.stringify(setup),
     ];
-    if (PRLIMIT) return { command: PRLIMIT, args: [`--data=${this.shareBytes + BASE_DATA_BYTES}`, '--', process.execPath, ...node], setup };
-    return { command: process.execPath, args: node, setup };
+    // Limits are set before Node starts, so every thread the engine creates inherits them.
+    const argv = [process.execPath, ...node];
+    if (PRLIMIT) argv.unshift(PRLIMIT, `--data=${this.shareBytes + BASE_DATA_BYTES}`, '--');
+    if (NICE) argv.unshift(NICE, '-n', String(WORKER_NICENESS));
+    return { command: argv[0]!, args: argv.slice(1), setup };
   }
 
   /** The worker's process, started when it has none (for the request `requestId`, named in operator logs). */
@@ -159,13 +166,6 @@ export class SqlWorkers {
     w.ready = new Promise<void>((resolve, reject) => {
       const onMessage = (m: FromWorker) => {
         if (m.t === 'ready') {
-          if (proc.pid !== undefined) {
-            try {
-              setPriority(proc.pid, WORKER_NICENESS);
-            } catch {
-              /* not permitted here: run at normal priority */
-            }
-          }
           resolve();
         } else this.onMessage(w, m);
       };

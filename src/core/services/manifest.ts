@@ -169,9 +169,10 @@ function metaOf(o: Awaited<ReturnType<typeof openManifest>>, total: number): Man
 export async function manifestText(ctx: AppContext, req: ManifestTextRequest): Promise<ManifestText> {
   const o = await openManifest(ctx, req);
   // row_number() OVER () is DuckDB's streaming window, which keeps the order of the sorted input.
-  const blocks = `SELECT string_agg(line, chr(10) ORDER BY rn) || chr(10) AS block, count(*)::INTEGER AS n
+  const blocks = `SELECT block, n, strlen(block)::BIGINT AS bytes FROM (
+    SELECT string_agg(line, chr(10) ORDER BY rn) || chr(10) AS block, count(*)::INTEGER AS n, (rn - 1) // ${BLOCK_LINES} AS b
     FROM (SELECT line, row_number() OVER () AS rn FROM (${o.lines}))
-    GROUP BY (rn - 1) // ${BLOCK_LINES} ORDER BY (rn - 1) // ${BLOCK_LINES}`;
+    GROUP BY b) ORDER BY b`;
   const spool = new Spool(ctx.config.exportBufferMb * 1024 * 1024);
   const signal = workSignal();
   const stop = new AbortController();
@@ -180,11 +181,13 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
   const produce = async () => {
     let offset = 0;
     while (offset < o.limit) {
-      const outcome = await ctx.engine.produce(blocks, [...o.params, o.limit - offset, offset], (chunk) => {
+      const outcome = await ctx.engine.produceExport(blocks, [...o.params, o.limit - offset, offset], (chunk) => {
         const text = chunk.getColumnVector(0);
         const counts = chunk.getColumnVector(1);
+        const sizes = chunk.getColumnVector(2);
+        // Blocks are read from the engine's chunk when the reader takes them, not here.
         for (let r = 0; r < chunk.rowCount; r++) {
-          spool.push(Buffer.from(text.getItem(r) as string));
+          spool.push({ bytes: Number(sizes.getItem(r) as bigint), read: () => Buffer.from(text.getItem(r) as string) });
           offset += counts.getItem(r) as number;
         }
         return !spool.full;
