@@ -13,6 +13,7 @@ import { DuckDBInstance, type DuckDBConnection, type DuckDBDataChunk, type DuckD
 import { IdqsError, cancelled, msg, queryTimeout, setting, unavailable } from '../errors.ts';
 import { Pool, slots, type BudgetStats } from './budget.ts';
 import { checkCallerSqlText } from './guard.ts';
+import { hardenedConfig } from './hardened-config.ts';
 import { jsonConverter, type JsonValue } from './json.ts';
 import { CallerSqlResult, SqlWorkers, type SqlWorkersOptions } from './sql-workers.ts';
 import { SERVER_FAULT } from './sql-sandbox.ts';
@@ -63,23 +64,6 @@ export interface RunOptions {
   timeoutSetting?: string;
 }
 
-/** Options applied when the database is opened; lock_configuration freezes them. */
-// Spill files go to DuckDB's default <database>.tmp folder: setting
-// temp_directory is refused once external access is disabled.
-export function hardenedConfig(b: { memoryLimit: string; threads: number; tempDirSize: string }): Record<string, string> {
-  return {
-    access_mode: 'READ_ONLY',
-    enable_external_access: 'false',
-    autoinstall_known_extensions: 'false',
-    autoload_known_extensions: 'false',
-    allow_community_extensions: 'false',
-    allow_unsigned_extensions: 'false',
-    memory_limit: b.memoryLimit,
-    threads: String(b.threads),
-    max_temp_directory_size: b.tempDirSize,
-    lock_configuration: 'true',
-  };
-}
 
 
 function formatSeconds(ms: number): string {

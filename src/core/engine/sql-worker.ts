@@ -11,6 +11,7 @@ import { IdqsError, invalidQuery, type ErrorKind, type Part } from '../errors.ts
 import { SERVER_FAULT, checkSyntaxTree, redactPaths } from './sql-sandbox.ts';
 import { jsonConverter } from './json.ts';
 import { READ_ONLY_MESSAGE } from './guard.ts';
+import { hardenedConfig } from './hardened-config.ts';
 
 export interface WorkerSetup {
   path: string;
@@ -51,16 +52,7 @@ async function main(): Promise<void> {
     secret_directory: `${setup.tempDir}/secrets`,
     extension_directory: `${setup.tempDir}/extensions`,
     home_directory: setup.tempDir,
-    access_mode: 'READ_ONLY',
-    enable_external_access: 'false',
-    autoinstall_known_extensions: 'false',
-    autoload_known_extensions: 'false',
-    allow_community_extensions: 'false',
-    allow_unsigned_extensions: 'false',
-    memory_limit: setup.memoryLimit,
-    threads: String(setup.threads),
-    max_temp_directory_size: setup.tempDirSize,
-    lock_configuration: 'true',
+    ...hardenedConfig(setup),
   });
   const conn = await instance.connect();
   let running: number | null = null;
