@@ -276,6 +276,12 @@ test('2. a result of big rows is cut at the byte budget, with truncated_reason, 
     const whole = (await (await t.post('/v3/sql', { sql: 'SELECT 1 AS a' })).json()) as Json;
     assert.equal(whole.truncated, false);
     assert.equal(whole.truncated_reason, null);
+    // The issue's own case at the default budget: 10,000 rows of 50 KB (500 MB) with max_rows 10,000.
+    const issue = await within(30_000, s.post('/v3/sql', { sql: "SELECT range AS i, repeat('x', 50000) AS s FROM range(10000)", max_rows: 10_000 }), 'big rows at the default budget');
+    const issueText = await issue.text();
+    assert.equal(issue.status, 200, issueText.slice(0, 300));
+    assert.ok(issueText.length <= s.ctx.config.sqlMaxBytes + 4096, `body of ${issueText.length} bytes exceeds the default byte budget`);
+    assert.equal((JSON.parse(issueText) as Json).truncated_reason, 'max_bytes');
     // Four at once: all cut the same way while the service keeps answering.
     const four = Array.from({ length: 4 }, () => t.post('/v3/sql', big).then(async (x) => [x.status, (await x.text()).length]));
     const v = await within(10_000, t.get('/v3/version'), '/v3/version during four big queries');

@@ -53,8 +53,14 @@ async function main(): Promise<void> {
     extension_directory: `${setup.tempDir}/extensions`,
     home_directory: setup.tempDir,
     ...hardenedConfig(setup),
+    // Locked below, once the connection's own setting is made.
+    lock_configuration: 'false',
   });
   const conn = await instance.connect();
+  // The engine runs ahead of a streamed result by this much, counted without string contents: at
+  // the default (about 1 MB) a result of big strings ran hundreds of MB ahead of the byte budget.
+  await conn.run("SET streaming_buffer_size = '32KB'");
+  await conn.run('SET lock_configuration = true');
   let running: number | null = null;
   let cancelled = false;
 
@@ -123,11 +129,14 @@ async function run(conn: DuckDBConnection, setup: WorkerSetup, m: Extract<ToWork
     outer: for (;;) {
       const chunk = await result.fetchChunk();
       if (!chunk || chunk.rowCount === 0) break;
-      for (const values of chunk.convertRows(jsonConverter)) {
+      // Row by row, not the whole chunk at once: a chunk of 2,048 big rows would be built in full
+      // (hundreds of MB) before the byte budget could cut it.
+      for (let r = 0; r < chunk.rowCount; r++) {
         if (rows.length === m.maxRows) {
           reason = 'max_rows';
           break outer;
         }
+        const values = chunk.convertRowValues(r, jsonConverter);
         const row: Record<string, unknown> = {};
         columns.forEach((name, i) => (row[name] = values[i] ?? null));
         const text = JSON.stringify(row);
