@@ -231,8 +231,14 @@ export async function preview(ctx: AppContext, body: unknown): Promise<PreviewOu
 /** The next page of a manifest (or the page a 202 promised), from its token. */
 export async function nextPage(ctx: AppContext, token: unknown, pageSize: number | null): Promise<PageOutcome> {
   const raw = typeof token === 'string' ? token : null;
-  const body = raw ? tokens(ctx).decode(raw) : null;
-  if (!body) throw invalidQuery(`Invalid next_page token ${raw === null ? 'None' : raw}`);
+  const body = raw ? tokens(ctx).decode(raw) : 'malformed';
+  if (body === 'other_release') {
+    // A release switch happened while the caller paged: never continue with rows of another release.
+    throw invalidQuery(
+      `Invalid next_page token: it was issued for another data release, and this server now serves ${ctx.dataset.release} (data ${ctx.dataset.identity.slice(0, 12)}). Run the query again from its first page to get a manifest of one release.`,
+    );
+  }
+  if (body === 'malformed') throw invalidQuery(`Invalid next_page token ${raw === null ? 'None' : raw}`);
   requireV2Tables(ctx);
   const plan = planManifest(body.query);
   const size = clampPageSize(ctx, pageSize, body.cursor.pageSize);
