@@ -16,10 +16,10 @@ import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { build } from '../src/core/data/build.ts';
 import { generate } from '../src/datagen/generate.ts';
+import { NGINX, startNginx } from '../scripts/local-nginx.ts';
 import { TEST_SCALE, testDataset } from './fixture.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
 const skip = NGINX ? false : 'nginx is not installed (apt-get install nginx; .ci/run installs it)';
 const PREVIEW = '/v2/cohorts/manifest/preview';
 const COUNTS_BODY = { terms: { Modality: ['CT'] } };
@@ -107,32 +107,6 @@ async function waitReady(port: number, timeoutMs = 60_000): Promise<void> {
   }
 }
 
-/** deploy/nginx/idqs.conf with the test's ports and folders, inside a minimal main configuration. */
-function nginxConfig(dir: string, ports: number[], listen: number): string {
-  let site = readFileSync(join(root, 'deploy/nginx/idqs.conf'), 'utf8');
-  ports.forEach((p, i) => {
-    site = site.replace(`127.0.0.1:${8001 + i} `, `127.0.0.1:${p} `);
-  });
-  assert.ok(!/127\.0\.0\.1:800[123] /.test(site), 'every upstream of the shipped configuration is replaced');
-  site = site.replace('listen 80;', `listen 127.0.0.1:${listen};`).replace('/var/cache/nginx/idqs', join(dir, 'cache'));
-  writeFileSync(join(dir, 'idqs.conf'), site);
-  return `user root;
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/nginx-error.log warn;
-events { worker_connections 512; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  include ${dir}/idqs.conf;
-}
-`;
-}
-
 async function call(path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Json; upstream: string; headers: Headers }> {
   const r = await fetch(fleet!.base + path, body === undefined ? { headers } : { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const text = await r.text();
@@ -206,27 +180,17 @@ before(async () => {
   const ports = [await freePort(), await freePort(), await freePort()];
   const listen = await freePort();
   const loops = ports.map((p) => replica(dir, envFile, p));
-  writeFileSync(join(dir, 'nginx.conf'), nginxConfig(dir, ports, listen));
-  const nginx = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let nginxErr = '';
-  nginx.stderr!.on('data', (d: Buffer) => (nginxErr += d.toString()));
-  fleet = { dir, envFile, ports, base: `http://127.0.0.1:${listen}`, nginx, loops };
+  fleet = { dir, envFile, ports, base: '', nginx: undefined as unknown as ChildProcess, loops };
   await Promise.all(ports.map((p) => waitReady(p)));
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${fleet.base}/v3/health`)).ok) break;
-    } catch {
-      /* starting */
-    }
-    if (i > 100 || nginx.exitCode !== null) throw new Error(`nginx did not start: ${nginxErr}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const n = await startNginx(dir, ports, listen);
+  fleet.base = n.base;
+  fleet.nginx = n.proc;
 });
 
 after(async () => {
   if (!fleet) return;
   writeFileSync(join(fleet.dir, 'stop'), '');
-  fleet.nginx.kill('SIGTERM');
+  fleet.nginx?.kill('SIGTERM');
   for (const p of fleet.ports) {
     try {
       process.kill(pidOf(p), 'SIGKILL');
