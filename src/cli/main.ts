@@ -4,7 +4,8 @@
 // A composition root: it may load every adapter, each only when its command runs.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { IdqsError } from '../core/errors.ts';
@@ -13,6 +14,7 @@ import { registerDownload } from '../download/command.ts';
 import { reportCoreError } from './errors.ts';
 import { fetchReporter } from './fetch-progress.ts';
 import { progressReporter } from './progress.ts';
+import { fleetWorkerId, isFleetWorker, runFleet, workerSignals } from './serve-workers.ts';
 
 // The engine, the server and the generator are imported when a command needs
 // them, so client commands (idqs download) start fast and never load DuckDB.
@@ -43,6 +45,11 @@ function positiveNumber(name: string) {
 function port(v: string) {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('port must be an integer from 0 to 65535.');
+  return n;
+}
+function workersArg(v: string) {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 256) throw new InvalidArgumentError('workers must be an integer from 0 to 256 (0 or unset = one per core, 1 = a single process).');
   return n;
 }
 function integer(name: string) {
@@ -135,31 +142,47 @@ const serve = program
   .description('Serve the HTTP API and the web explorer at / (default: the embedded demonstration dataset, built on first use; --release: the real data)')
   .addOption(new Option('--port <port>', 'port to listen on').argParser(port).env('PORT').default(8000))
   .addOption(new Option('--host <host>', 'interface to bind').env('HOST').default('127.0.0.1'))
-  .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)');
+  .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)')
+  .addOption(new Option('--workers <n>', 'worker processes sharing the port, each with its own engine (default: one per core; 1 = a single process)').argParser(workersArg).env('IDQS_WORKERS'));
 releaseOptions(serve, true)
-  .addHelpText('after', '\nExamples:\n  idqs serve                       # the synthetic default dataset, offline\n  idqs serve --release latest      # the newest real release (fetched and built once, then cached)\n  idqs serve --release 25.0.5 --source pypi')
-  .action(async (o: { port: number; host: string; db?: string } & ReleaseFlags) => {
+  .addHelpText(
+    'after',
+    '\nExamples:\n  idqs serve                       # the synthetic default dataset, offline\n  idqs serve --release latest      # the newest real release (fetched and built once, then cached)\n  idqs serve --release 25.0.5 --source pypi\n  idqs serve --db idc.duckdb --workers 4   # one port, four processes; a dead one is replaced\n\nSIGTERM or SIGINT drains: in-flight requests finish within IDQS_SHUTDOWN_S, then the server exits.',
+  )
+  .action(async (o: { port: number; host: string; db?: string; workers?: number } & ReleaseFlags) => {
     const cfg = loadConfig();
-    const db = await resolveDb(cfg, o.db, o);
+    const worker = isFleetWorker();
+    // The real file, not a link to it: a release switch that repoints the link reaches a server only when it restarts.
+    const db = worker ? o.db! : realpathSync(await resolveDb(cfg, o.db, o));
+    const workers = o.workers || cfg.workers || availableParallelism();
+    if (!worker && workers > 1) {
+      runFleet({ db, port: o.port, host: o.host, workers, shutdownS: cfg.shutdownS });
+      return;
+    }
     const ctx = await createContext(cfg, db);
     const app = await buildServer(ctx, { logger: { level: cfg.logLevel } });
     const address = await app.listen({ port: o.port, host: o.host });
     // A warm caller-SQL worker for the first query.
     ctx.engine.sql.prewarm(1);
-    process.stderr.write(`IDQS ${ctx.serverVersion} serving data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''} at ${address} (explorer: ${address}/, docs: ${address}/v3/docs)\n`);
+    const who = worker ? ` (fleet worker ${fleetWorkerId()}, pid ${process.pid})` : '';
+    process.stderr.write(`IDQS ${ctx.serverVersion} serving data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''} at ${address}${who} (explorer: ${address}/, docs: ${address}/v3/docs)\n`);
     // Graceful stop within IDQS_SHUTDOWN_S whatever the clients do; a second signal stops at once.
+    let stopping = false;
     const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
       process.once('SIGINT', () => process.exit(130));
       process.once('SIGTERM', () => process.exit(143));
       const deadlineMs = cfg.shutdownS * 1000;
       setTimeout(() => process.exit(0), deadlineMs + 2000).unref();
-      process.stderr.write(`${signal}: finishing in-flight requests (at most ${cfg.shutdownS} s)\n`);
+      process.stderr.write(`${signal}: finishing in-flight requests${who} (at most ${cfg.shutdownS} s)\n`);
       const outcome = await drain(app, deadlineMs);
       ctx.engine.close();
-      process.stderr.write(outcome === 'clean' ? 'stopped\n' : 'stopped: requests still running at the deadline were cut\n');
+      process.stderr.write(outcome === 'clean' ? `stopped${who}\n` : `stopped${who}: requests still running at the deadline were cut\n`);
       process.exit(0);
     };
-    process.once('SIGINT', () => void stop('SIGINT'));
+    if (worker) workerSignals((why) => void stop(why));
+    else process.once('SIGINT', () => void stop('SIGINT'));
     process.once('SIGTERM', () => void stop('SIGTERM'));
   });
 

@@ -1,0 +1,120 @@
+// `idqs serve --workers N`: one listening port, N worker processes (node:cluster)
+// each serving the same read-only database file with its own engine. The
+// primary holds no engine: it starts the workers, replaces one that dies, and
+// on SIGTERM/SIGINT tells every worker to drain (finish in-flight requests
+// within IDQS_SHUTDOWN_S), then exits. Workers are `idqs serve --db FILE`
+// itself, run as cluster workers (see `workerSignals`).
+
+import cluster, { type Worker } from 'node:cluster';
+
+export interface FleetOptions {
+  /** Resolved database file (a real path: a later swap of a link does not reach running workers). */
+  db: string;
+  port: number;
+  host: string;
+  workers: number;
+  /** Drain deadline of each worker (IDQS_SHUTDOWN_S). */
+  shutdownS: number;
+  /** Operator messages (stderr). */
+  say?: (line: string) => void;
+}
+
+/** The message the primary sends a worker to make it drain and exit. */
+export const DRAIN_MESSAGE = 'idqs:drain';
+
+/** A worker that dies before serving this many times in a row means it cannot start: give up. */
+const MAX_FAILED_STARTS = 3;
+
+/** Start the fleet; resolves never (the process exits when the fleet stops). */
+export function runFleet(o: FleetOptions): void {
+  const say = o.say ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  // Workers run the same entry point, serving the resolved file on the shared port.
+  cluster.setupPrimary({ args: ['serve', '--db', o.db, '--port', String(o.port), '--host', o.host, '--workers', '1'] });
+  const listening = new Set<Worker>();
+  let failedStarts = 0;
+  let announced = false;
+  let stopping: 'drain' | 'give-up' | null = null;
+
+  const start = (slot: number) => {
+    const w = cluster.fork();
+    slots.set(w, slot);
+  };
+  const slots = new Map<Worker, number>();
+
+  cluster.on('listening', (w, address) => {
+    listening.add(w);
+    failedStarts = 0;
+    say(`worker ${slots.get(w)} (pid ${w.process.pid}) serving`);
+    if (!announced && listening.size === o.workers) {
+      announced = true;
+      const host = address.address && address.address.includes(':') ? `[${address.address}]` : (address.address ?? o.host);
+      say(`IDQS fleet of ${o.workers} workers at http://${host}:${address.port} (primary pid ${process.pid}; SIGTERM drains every worker)`);
+    }
+  });
+
+  cluster.on('exit', (w, code, signal) => {
+    const slot = slots.get(w) ?? 0;
+    slots.delete(w);
+    const served = listening.delete(w);
+    if (stopping) {
+      if (slots.size === 0) finish();
+      return;
+    }
+    const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
+    if (!served && ++failedStarts >= MAX_FAILED_STARTS) {
+      say(`worker ${slot} (pid ${w.process.pid}) ${how} before serving, ${failedStarts} times in a row: giving up (see the errors above)`);
+      stop('give-up');
+      return;
+    }
+    say(`worker ${slot} (pid ${w.process.pid}) ${how}; starting a replacement`);
+    // A short pause after failed starts, so a broken start does not spin.
+    setTimeout(() => start(slot), served ? 0 : 500 * failedStarts).unref();
+  });
+
+  let deadline: NodeJS.Timeout | undefined;
+  const finish = () => {
+    clearTimeout(deadline);
+    say(stopping === 'give-up' ? 'fleet stopped: its workers cannot start' : 'fleet stopped');
+    process.exit(stopping === 'give-up' ? 1 : 0);
+  };
+
+  const stop = (why: 'drain' | 'give-up', signal?: string) => {
+    if (stopping) return;
+    stopping = why;
+    // A second signal stops everything at once.
+    process.once('SIGINT', () => hardStop(130));
+    process.once('SIGTERM', () => hardStop(143));
+    if (signal) say(`${signal}: draining ${slots.size} workers (at most ${o.shutdownS} s)`);
+    for (const w of slots.keys()) if (w.isConnected()) w.send(DRAIN_MESSAGE);
+    // Each worker cuts its own requests at the deadline; this one catches a worker that cannot.
+    deadline = setTimeout(() => {
+      for (const w of slots.keys()) w.process.kill('SIGKILL');
+    }, o.shutdownS * 1000 + 3000);
+    if (slots.size === 0) finish();
+  };
+  const hardStop = (code: number) => {
+    for (const w of slots.keys()) w.process.kill('SIGKILL');
+    process.exit(code);
+  };
+
+  process.once('SIGINT', () => stop('drain', 'SIGINT'));
+  process.once('SIGTERM', () => stop('drain', 'SIGTERM'));
+  for (let i = 1; i <= o.workers; i++) start(i);
+}
+
+/**
+ * In a fleet worker: drain when the primary says so. A terminal's Ctrl-C
+ * reaches every process of the group; the primary decides, so a worker ignores
+ * SIGINT (its own SIGTERM still drains it, and the primary replaces it).
+ */
+export function workerSignals(drainNow: (why: string) => void): void {
+  process.on('SIGINT', () => {});
+  process.on('message', (m) => {
+    if (m === DRAIN_MESSAGE) drainNow('fleet stop');
+  });
+}
+
+export const isFleetWorker = () => cluster.isWorker;
+
+/** This worker's number in the fleet (replacements get new ones), for its log line. */
+export const fleetWorkerId = () => cluster.worker?.id ?? 0;
