@@ -44,7 +44,7 @@ export async function spawnServer(db: string, env: Record<string, string> = {}):
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const proc = spawn(process.execPath, [join(root, 'bin/idqs.cjs'), 'serve', '--db', db, '--port', String(port)], {
-    env: { ...process.env, IDQS_LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, IDQS_LOG_LEVEL: 'warn', IDQS_WORKERS: '1', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   for (let i = 0; ; i++) {

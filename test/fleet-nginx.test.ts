@@ -174,6 +174,7 @@ before(async () => {
       'IDQS_TRUST_PROXY=loopback',
       'IDQS_TOKEN_SECRET=fleet-test-secret',
       'IDQS_SQL_CONNECTIONS=1',
+      'IDQS_WORKERS=1',
       '',
     ].join('\n'),
   );
