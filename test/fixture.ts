@@ -4,6 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../src/config.ts';
@@ -103,4 +104,15 @@ export function withoutRequestId(body: unknown): unknown {
   const { request_id, ...rest } = b;
   if (typeof request_id !== 'string') throw new Error(`no request_id in ${JSON.stringify(body)}`);
   return rest;
+}
+
+/** A free TCP port on loopback, for servers the tests start as separate processes. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
 }

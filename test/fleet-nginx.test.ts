@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -17,7 +16,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { build } from '../src/core/data/build.ts';
 import { generate } from '../src/datagen/generate.ts';
 import { NGINX, startNginx } from '../scripts/local-nginx.ts';
-import { TEST_SCALE, testDataset } from './fixture.ts';
+import { TEST_SCALE, freePort, testDataset } from './fixture.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const skip = NGINX ? false : 'nginx is not installed (apt-get install nginx; .ci/run installs it)';
@@ -40,15 +39,6 @@ let fleet: Fleet | undefined;
 const expected: { counts: Json; series: Set<string> }[] = [];
 let dbs: string[] = [];
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 /** A second database, of another seed: the "new release" of the switch. */
 async function secondDatabase(first: string): Promise<string> {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, openSync, rmSync, statSync, writeSync, closeSync } from 'node:fs';
 import { request } from 'node:http';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +20,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ConfigError, loadConfig, type Config } from '../src/config.ts';
 import { createContext } from '../src/core/context.ts';
 import { buildServer } from '../src/server.ts';
-import { startServer, testConfig, testDataset, type TestServer } from './fixture.ts';
+import { freePort, startServer, testConfig, testDataset, type TestServer } from './fixture.ts';
 
 const CLI = fileURLToPath(new URL('../bin/idqs.cjs', import.meta.url));
 const CT = { terms: { Modality: ['CT'] } };
@@ -171,14 +171,6 @@ function assertV2Envelope(status: number, body: string, what: string): Json {
   return j;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const p = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(p));
-    });
-  });
-}
 
 /** A server over a given database with its request log captured. */
 async function loggedServer(overrides: Partial<Config>, db?: string): Promise<TestServer & { log: Json[] }> {
