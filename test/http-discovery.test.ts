@@ -166,8 +166,14 @@ test('GET /v3/analysis_results lists every analysis result, ordered by id, with 
   }
 });
 
-test('GET /v3/attributes lists the 19 filterable attributes with type, kind and caveats', async () => {
-  const body = await json<Obj[]>('/v3/attributes');
+test('GET /v3/attributes lists the 19 series attributes and the 4 collection attributes with type, kind and caveats', async () => {
+  const all = await json<Obj[]>('/v3/attributes');
+  assert.equal(all.length, 23);
+  assert.deepEqual(
+    all.filter((a) => a.table === 'collections_index').map((a) => a.name),
+    ['program_id', 'cancer_types', 'tumor_locations', 'species'],
+  );
+  const body = all.filter((a) => a.table !== 'collections_index');
   assert.equal(body.length, 19);
   assert.equal(body.filter((a) => a.kind === 'term').length, 13);
   assert.equal(body.filter((a) => a.kind === 'range').length, 6);

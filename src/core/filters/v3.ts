@@ -11,6 +11,7 @@ import type { Param } from '../engine/engine.ts';
 import { ATTRIBUTES, ATTRIBUTE_BY_NAME, type AttributeDef } from '../registry/attributes.ts';
 import { qi } from '../registry/tables.ts';
 import { suggest } from '../suggest.ts';
+import { collectionValues } from './collection-values.ts';
 
 export interface RangeBound {
   gte?: number | string | null;
@@ -98,13 +99,20 @@ function valuesByLowerCase(ctx: AppContext, attr: string): Promise<Map<string, s
   });
 }
 
+/** Values of a collection-level attribute by lower case. */
+async function collectionValuesByLowerCase(ctx: AppContext, attr: AttributeDef): Promise<Map<string, string[]>> {
+  const m = new Map<string, string[]>();
+  for (const v of (await collectionValues(ctx, attr)).collectionsOf.keys()) m.set(v.toLowerCase(), [...(m.get(v.toLowerCase()) ?? []), v]);
+  return m;
+}
+
 /** For each value with no exact match: the values that match it ignoring case. */
 async function caseMismatches(ctx: AppContext, attr: AttributeDef, values: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   // DICOM UIDs are digits and dots: a value with letters cannot match in any casing.
   const lettered = attr.name.endsWith('InstanceUID') ? [] : values.filter((v) => /[A-Za-z]/.test(v));
   if (lettered.length === 0) return out;
-  const byLower = await valuesByLowerCase(ctx, attr.name);
+  const byLower = attr.collection ? await collectionValuesByLowerCase(ctx, attr) : await valuesByLowerCase(ctx, attr.name);
   for (const v of lettered) {
     const same = byLower.get(v.toLowerCase()) ?? [];
     if (same.length > 0 && !same.includes(v)) out.set(v, same);
@@ -127,8 +135,16 @@ export async function compileFilter(ctx: AppContext, f: FilterObject | undefined
       warnings.push(`terms.${name} has an empty value list and was ignored: it does not restrict the cohort.`);
       continue;
     }
-    clauses.push(`${qi(name)} IN (${values.map(() => '?').join(', ')})`);
-    params.push(...values);
+    if (attr.collection) {
+      // A fact of the series' collection: the series of every collection that lists one of the values.
+      const { collectionsOf } = await collectionValues(ctx, attr);
+      const ids = [...new Set(values.flatMap((v) => collectionsOf.get(v) ?? []))].sort();
+      clauses.push(ids.length === 0 ? 'FALSE' : `collection_id IN (${ids.map(() => '?').join(', ')})`);
+      params.push(...ids);
+    } else {
+      clauses.push(`${qi(name)} IN (${values.map(() => '?').join(', ')})`);
+      params.push(...values);
+    }
     applied.terms[name] = values;
     for (const [v, same] of await caseMismatches(ctx, attr, values)) {
       warnings.push(

@@ -4,14 +4,16 @@
 import { memo, type AppContext } from '../context.ts';
 import { didYouMean, field, invalidQuery, invalidRequest, msg, see } from '../errors.ts';
 import type { JsonValue } from '../engine/json.ts';
-import { ATTRIBUTES, ATTRIBUTE_BY_NAME, attributeColumn, type AttributeKind } from '../registry/attributes.ts';
+import { collectionValues } from '../filters/collection-values.ts';
+import { ATTRIBUTES, ATTRIBUTE_BY_NAME, attributeColumn, type AttributeDef, type AttributeKind } from '../registry/attributes.ts';
 import { qi } from '../registry/tables.ts';
 import { suggest } from '../suggest.ts';
 import { toNumber } from './numbers.ts';
 
 export interface AttributeInfo {
   name: string;
-  table: 'index';
+  /** Where the attribute is held: index (per series) or collections_index (per collection, matched through collection_id). */
+  table: 'index' | 'collections_index';
   /** BigQuery-style type of the column: STRING, INTEGER or FLOAT. */
   data_type: string;
   kind: AttributeKind;
@@ -36,6 +38,10 @@ export interface AttributeValues {
 /** The filterable attributes, in registry order. */
 export function listAttributes(): AttributeInfo[] {
   return ATTRIBUTES.map((a) => {
+    if (a.collection) {
+      const description = a.note ? `${a.collection.description}. ${a.note}` : `${a.collection.description}.`;
+      return { name: a.name, table: 'collections_index', data_type: 'STRING', kind: a.kind, categorical: a.categorical, description };
+    }
     const col = attributeColumn(a.name);
     const info: AttributeInfo = {
       name: a.name,
@@ -66,6 +72,12 @@ function indexColumns(ctx: AppContext): string[] {
  */
 export async function attributeValues(ctx: AppContext, attribute: string, limit: number): Promise<AttributeValues> {
   const columns = indexColumns(ctx);
+  const def = ATTRIBUTE_BY_NAME.get(attribute);
+  if (def?.collection) {
+    checkLimit(ctx, limit);
+    const top = await collectionAttributeValues(ctx, def);
+    return { attribute, values: top.slice(0, limit), truncated: top.length > limit, note: attributeNote(attribute) };
+  }
   if (!columns.includes(attribute)) {
     throw invalidQuery(
       msg`Unknown attribute '${attribute}': it is not a column of table index (names are case-sensitive).${didYouMean(suggest(attribute, columns))} ${see(
@@ -73,10 +85,8 @@ export async function attributeValues(ctx: AppContext, attribute: string, limit:
       )} lists the filterable attributes; ${see('get_table_schema', { table: 'index' })} lists every column.`,
     );
   }
+  checkLimit(ctx, limit);
   const cap = ctx.config.valuesLimitCap;
-  if (!Number.isInteger(limit) || limit < 1 || limit > cap) {
-    throw invalidRequest(msg`${field('limit')} must be an integer from 1 to ${cap}; got ${JSON.stringify(limit)}.`);
-  }
   const top = await memo(ctx, `attribute-values:${attribute}`, async () => {
     const col = qi(attribute);
     const rows = await ctx.engine.rows(
@@ -86,4 +96,30 @@ export async function attributeValues(ctx: AppContext, attribute: string, limit:
     return rows.map((r): AttributeValue => ({ value: r.value ?? null, count: toNumber(r.n) }));
   });
   return { attribute, values: top.slice(0, limit), truncated: top.length > limit, note: attributeNote(attribute) };
+}
+
+function checkLimit(ctx: AppContext, limit: number): void {
+  const cap = ctx.config.valuesLimitCap;
+  if (!Number.isInteger(limit) || limit < 1 || limit > cap) {
+    throw invalidRequest(msg`${field('limit')} must be an integer from 1 to ${cap}; got ${JSON.stringify(limit)}.`);
+  }
+}
+
+/** Series per collection of index (a series belongs to one collection). */
+export function seriesPerCollection(ctx: AppContext): Promise<Map<string, number>> {
+  return memo(ctx, 'series-per-collection', async () => {
+    const rows = await ctx.engine.rows(`SELECT collection_id, count(*) AS n FROM "index" WHERE collection_id IS NOT NULL GROUP BY 1`);
+    return new Map(rows.map((r) => [String(r.collection_id), toNumber(r.n)]));
+  });
+}
+
+/** Values of a collection-level attribute with the series of the collections listing each, most first (ties by value); values with no series are left out. */
+async function collectionAttributeValues(ctx: AppContext, def: AttributeDef): Promise<AttributeValue[]> {
+  const [{ collectionsOf }, series] = await Promise.all([collectionValues(ctx, def), seriesPerCollection(ctx)]);
+  const out: AttributeValue[] = [];
+  for (const [value, ids] of collectionsOf) {
+    const count = ids.reduce((n, id) => n + (series.get(id) ?? 0), 0);
+    if (count > 0) out.push({ value, count });
+  }
+  return out.sort((a, b) => b.count - a.count || (String(a.value) < String(b.value) ? -1 : 1));
 }

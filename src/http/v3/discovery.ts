@@ -70,8 +70,8 @@ const AnalysisResult = Type.Object({
 });
 
 const AttributeInfo = Type.Object({
-  name: Type.String({ description: 'Attribute name, case-sensitive; a column of index.' }),
-  table: Type.Literal('index'),
+  name: Type.String({ description: 'Attribute name, case-sensitive; a column of index, or of collections_index for facts of the collection.' }),
+  table: Type.Union([Type.Literal('index'), Type.Literal('collections_index')], { description: 'index: a column of the series; collections_index: a fact of the series’ collection, matched through collection_id.' }),
   data_type: Type.String({ description: 'BigQuery-style type: STRING, INTEGER or FLOAT.' }),
   kind: Type.Union([Type.Literal('term'), Type.Literal('range')], { description: 'term: filter with terms (values); range: filter with ranges (gte/lte).' }),
   categorical: Type.Boolean({ description: 'True when enumerating the values is useful (few distinct values).' }),

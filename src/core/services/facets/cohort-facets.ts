@@ -17,6 +17,7 @@ import { qi } from '../../registry/tables.ts';
 import { suggest } from '../../suggest.ts';
 import { countsOf, type FiltersApplied } from '../cohort.ts';
 import { countsFromRow, type Counts } from '../version.ts';
+import { collectionClause, countCollection } from './collection-facets.ts';
 import { cohortTotals, countPass, rangeClause, rowsClause, termClause, type Clause, type PassResult } from './count.ts';
 import { COUNT_MODES, loadFacetTable, type CountMode, type FacetColumn, type FacetTable, type RangeColumn, type TermColumn } from './table.ts';
 
@@ -166,15 +167,18 @@ function bucket(counts: Int32Array, filtered: Int32Array | null, code: number): 
 }
 
 function termFacet(c: TermColumn, pass: PassResult, selected: string[], limit: number): TermFacet {
-  const counts = pass.counts[c.slot]!;
-  const filtered = pass.filtered[c.slot]!;
-  const order = Array.from({ length: c.values.length }, (_, i) => i + 1).sort(
-    (a, b) => counts[b]! - counts[a]! || (c.values[a - 1]! < c.values[b - 1]! ? -1 : 1),
+  return valueFacet(c.values, c.codeOf, pass.counts[c.slot]!, pass.filtered[c.slot]!, selected, limit);
+}
+
+/** A term facet from counts per code (code 0: missing; codes 1.. index `names`). */
+function valueFacet(names: string[], codeOf: Map<string, number>, counts: Int32Array, filtered: Int32Array | null, selected: string[], limit: number): TermFacet {
+  const order = Array.from({ length: names.length }, (_, i) => i + 1).sort(
+    (a, b) => counts[b]! - counts[a]! || (names[a - 1]! < names[b - 1]! ? -1 : 1),
   );
   const shown = order.slice(0, limit);
-  const values: FacetValue[] = shown.map((code) => ({ value: c.values[code - 1]!, ...bucket(counts, filtered, code) }));
+  const values: FacetValue[] = shown.map((code) => ({ value: names[code - 1]!, ...bucket(counts, filtered, code) }));
   for (const v of selected) {
-    const code = c.codeOf.get(v);
+    const code = codeOf.get(v);
     if (code === undefined) values.push({ value: v, count: 0, filtered_count: 0 });
     else if (!shown.includes(code)) values.push({ value: v, ...bucket(counts, filtered, code) });
   }
@@ -199,9 +203,13 @@ async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: st
   const applied = compiled.filters_applied;
   const clauses: Clause[] = [];
   const identifiers = new Map<string, Map<string, number[]>>();
+  const ownClause = new Map<string, number>();
   for (const [name, values] of Object.entries(applied.terms)) {
     const c = t.columns.get(name);
-    if (c?.kind === 'term') {
+    if (c?.kind === 'collection') {
+      ownClause.set(name, clauses.length);
+      clauses.push(collectionClause(t, c, values));
+    } else if (c?.kind === 'term') {
       const accepted = new Uint8Array(t.slotSizes[c.slot]!);
       for (const v of values) {
         const code = c.codeOf.get(v);
@@ -224,7 +232,7 @@ async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: st
   }
 
   const columns = attributes.map((a) => t.columns.get(a)).filter((c): c is FacetColumn => c !== undefined);
-  const slots = columns.flatMap((c) => (c.kind === 'identifier' ? [] : [c.slot]));
+  const slots = columns.flatMap((c) => (c.kind === 'identifier' || c.kind === 'collection' ? [] : [c.slot]));
   const pass = countPass(t, clauses, slots, mode);
   const entity = t.entities[mode];
 
@@ -233,7 +241,11 @@ async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: st
     const name = c.def.name;
     if (c.kind === 'term') facets[name] = termFacet(c, pass, applied.terms[name] ?? [], limit);
     else if (c.kind === 'range') facets[name] = rangeFacet(c, pass, applied.ranges[name] ?? null);
-    else {
+    else if (c.kind === 'collection') {
+      const own = ownClause.get(name) ?? -1;
+      const n = countCollection(t, c, pass, own, mode);
+      facets[name] = valueFacet(c.values, c.codeOf, n.counts, own >= 0 ? n.filtered : null, applied.terms[name] ?? [], limit);
+    } else {
       // An identifier is not enumerated: only its selected values are counted
       // (rows holding a selected value pass its own clause, so both counts agree).
       const selected = applied.terms[name] ?? [];

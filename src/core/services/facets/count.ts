@@ -79,6 +79,8 @@ export interface PassResult {
   max: Float64Array;
   /** Clauses rejecting each row (0: the row is in the cohort). */
   fail: Uint8Array;
+  /** Index of a clause rejecting each row (meaningful where fail is 1). */
+  which: Uint8Array;
 }
 
 /**
@@ -187,6 +189,7 @@ export function countPass(t: FacetTable, clauses: Clause[], slots: number[], mod
     min,
     max,
     fail,
+    which,
   };
 }
 

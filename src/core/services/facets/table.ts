@@ -6,6 +6,7 @@
 // exists. About 90 bytes per series: ~80 MB for the full corpus.
 
 import type { AppContext } from '../../context.ts';
+import { collectionValues, hasCollectionColumn, type CollectionValues } from '../../filters/collection-values.ts';
 import { ATTRIBUTES, type AttributeDef } from '../../registry/attributes.ts';
 import { qi } from '../../registry/tables.ts';
 import { binOf, dateEdges, numericEdges, type Edges } from './bins.ts';
@@ -43,7 +44,22 @@ export interface IdentifierColumn {
   def: AttributeDef;
 }
 
-export type FacetColumn = TermColumn | RangeColumn | IdentifierColumn;
+/**
+ * A fact of the series' collection (registry: `collection`): rows are read
+ * through the codes of the collection_id slot; `valuesOf[collection code]`
+ * lists the codes (1..values.length) of that collection's values.
+ */
+export interface CollectionColumn {
+  kind: 'collection';
+  def: AttributeDef;
+  /** Slot of collection_id, whose codes the rows carry. */
+  collectionSlot: number;
+  values: string[];
+  codeOf: Map<string, number>;
+  valuesOf: Int32Array[];
+}
+
+export type FacetColumn = TermColumn | RangeColumn | IdentifierColumn | CollectionColumn;
 
 /** What a count counts: entity ids per row (0 = missing, not counted), and a row order in which each entity's rows are adjacent. */
 export interface Entity {
@@ -127,6 +143,7 @@ export async function loadFacetTable(ctx: AppContext): Promise<FacetTable> {
   const columns = new Map<string, FacetColumn>();
   const slotted: (TermColumn | RangeColumn)[] = [];
   for (const def of ATTRIBUTES) {
+    if (def.collection) continue; // read through collection_id, below
     const type = types.get(def.name);
     if (type === undefined) continue; // a release without this column: no facet
     if (def.kind === 'term' && !def.categorical) {
@@ -233,6 +250,13 @@ export async function loadFacetTable(ctx: AppContext): Promise<FacetTable> {
     }),
   );
 
+  const byCollection = columns.get('collection_id');
+  if (byCollection?.kind === 'term') {
+    for (const def of ATTRIBUTES) {
+      if (def.collection && hasCollectionColumn(ctx, def)) columns.set(def.name, collectionColumn(def, byCollection, await collectionValues(ctx, def)));
+    }
+  }
+
   const maxOf = (a: Int32Array) => a.reduce((m, x) => (x > m ? x : m), 0);
   return {
     rows,
@@ -247,6 +271,13 @@ export async function loadFacetTable(ctx: AppContext): Promise<FacetTable> {
     },
     positionOf,
   };
+}
+
+function collectionColumn(def: AttributeDef, byCollection: TermColumn, cv: CollectionValues): CollectionColumn {
+  const values = [...cv.collectionsOf.keys()].sort();
+  const codeOf = new Map(values.map((v, i) => [v, i + 1]));
+  const valuesOf = [new Int32Array(0), ...byCollection.values.map((id) => Int32Array.from(cv.byCollection.get(id) ?? [], (v) => codeOf.get(v)!))];
+  return { kind: 'collection', def, collectionSlot: byCollection.slot, values, codeOf, valuesOf };
 }
 
 async function distinctStrings(ctx: AppContext, col: string): Promise<string[]> {

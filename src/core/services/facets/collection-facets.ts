@@ -1,0 +1,75 @@
+// Facets of the collection-level attributes (program, cancer type, tumor
+// location, species): a row's values are its collection's, so the filter is
+// a clause over the collection_id codes, and the counts are one extra walk
+// after the main pass. A collection can list several values and one patient
+// ID can appear in two collections, so counts are distinct entities per
+// value, never sums of per-collection counts.
+
+import type { Clause, PassResult } from './count.ts';
+import type { CollectionColumn, CountMode, FacetTable } from './table.ts';
+
+/** The clause of a collection-level term filter: rows whose collection lists none of the selected values are rejected. */
+export function collectionClause(t: FacetTable, c: CollectionColumn, selected: string[]): Clause {
+  const wanted = new Uint8Array(c.values.length + 1);
+  for (const v of selected) {
+    const code = c.codeOf.get(v);
+    if (code !== undefined) wanted[code] = 1;
+  }
+  const accepted = Uint8Array.from(c.valuesOf, (codes) => (codes.some((x) => wanted[x] === 1) ? 1 : 0));
+  const slot = c.collectionSlot;
+  return {
+    attribute: c.def.name,
+    // Not a slot of its own: no other facet counts rows this clause alone rejects.
+    slot: -1,
+    rejects: (fail, which, k) => {
+      const { codes, width, rows } = t;
+      for (let r = 0, i = slot; r < rows; r++, i += width) {
+        if (accepted[codes[i]!] !== 1) {
+          fail[r]!++;
+          which[r] = k;
+        }
+      }
+    },
+  };
+}
+
+export interface CollectionCounts {
+  /** Per value code (0: no value): entities among rows passing every other clause. */
+  counts: Int32Array;
+  /** The same among rows passing every clause. */
+  filtered: Int32Array;
+}
+
+/** Count one collection-level attribute after the main pass; `own` is the index of its clause, or -1. */
+export function countCollection(t: FacetTable, c: CollectionColumn, pass: PassResult, own: number, mode: CountMode): CollectionCounts {
+  const n = c.values.length + 1;
+  const counts = new Int32Array(n);
+  const filtered = new Int32Array(n);
+  const last = new Int32Array(n);
+  const flast = new Int32Array(n);
+  const { fail, which } = pass;
+  const { codes, width, rows } = t;
+  const { ids, order } = t.entities[mode];
+  const none = Int32Array.of(0);
+  for (let i = 0; i < rows; i++) {
+    const r = order === null ? i : order[i]!;
+    const f = fail[r]!;
+    if (f > 1 || (f === 1 && which[r] !== own)) continue;
+    const e = ids === null ? r + 1 : ids[r]!;
+    if (e === 0) continue;
+    const listed = c.valuesOf[codes[r * width + c.collectionSlot]!]!;
+    const vs = listed.length === 0 ? none : listed;
+    for (let k = 0; k < vs.length; k++) {
+      const x = vs[k]!;
+      if (last[x] !== e) {
+        last[x] = e;
+        counts[x]!++;
+      }
+      if (f === 0 && flast[x] !== e) {
+        flast[x] = e;
+        filtered[x]!++;
+      }
+    }
+  }
+  return { counts, filtered };
+}
