@@ -1,7 +1,9 @@
-// How the filter panel groups the attributes the API lists: the two search
-// scopes first (source collections and analysis results, as on the portal),
-// then imaging, then provenance of the derived data, then identifiers. An
-// attribute not named here still appears, by its kind.
+// How the filter panel groups the attributes the API lists, as the portal
+// does: the search scope first (program, source collections, analysis
+// results), then Original (what the collections and their DICOM say: cancer
+// type, tumor location, species, modality...), then Related (license,
+// source and release), then identifiers. An attribute not named here still
+// appears, by its kind.
 
 import type { AttributeInfo } from './api.ts';
 
@@ -11,12 +13,18 @@ export interface Group {
   attributes: AttributeInfo[];
 }
 
-const SCOPE = ['collection_id', 'analysis_result_id'];
+const SCOPE = ['program_id', 'collection_id', 'analysis_result_id'];
+/** Facts of the collection lead the Original group, in the portal's order. */
+const ORIGINAL_FIRST = ['cancer_types', 'tumor_locations', 'species', 'Modality', 'BodyPartExamined'];
 const PROVENANCE = ['license_short_name', 'source_DOI', 'series_init_idc_version', 'series_revised_idc_version'];
 
 /** Labels people read; the attribute name stays visible next to them. */
 export const LABELS: Record<string, string> = {
+  program_id: 'Program',
   collection_id: 'Collection',
+  cancer_types: 'Cancer type',
+  tumor_locations: 'Tumor location',
+  species: 'Species',
   analysis_result_id: 'Analysis result',
   Modality: 'Modality',
   BodyPartExamined: 'Body part examined',
@@ -42,17 +50,18 @@ export function label(name: string): string {
 }
 
 /** Attributes whose panels start open. */
-export const OPEN_BY_DEFAULT = new Set(['collection_id', 'analysis_result_id', 'Modality', 'BodyPartExamined', 'license_short_name', 'StudyDate']);
+export const OPEN_BY_DEFAULT = new Set(['program_id', 'collection_id', 'analysis_result_id', 'cancer_types', 'tumor_locations', 'Modality', 'BodyPartExamined', 'license_short_name', 'StudyDate']);
 
 export function groupAttributes(attributes: AttributeInfo[]): Group[] {
   const scope = attributes.filter((a) => SCOPE.includes(a.name)).sort((a, b) => SCOPE.indexOf(a.name) - SCOPE.indexOf(b.name));
   const provenance = attributes.filter((a) => PROVENANCE.includes(a.name));
   const ids = attributes.filter((a) => a.kind === 'term' && !a.categorical && !SCOPE.includes(a.name));
-  const imaging = attributes.filter((a) => !scope.includes(a) && !provenance.includes(a) && !ids.includes(a));
+  const rank = (n: string) => (ORIGINAL_FIRST.includes(n) ? ORIGINAL_FIRST.indexOf(n) : ORIGINAL_FIRST.length);
+  const original = attributes.filter((a) => !scope.includes(a) && !provenance.includes(a) && !ids.includes(a)).sort((a, b) => rank(a.name) - rank(b.name));
   return [
     { id: 'scope', title: 'Search scope', attributes: scope },
-    { id: 'imaging', title: 'Imaging', attributes: imaging },
-    { id: 'derived', title: 'License, source and release', attributes: provenance },
+    { id: 'original', title: 'Original: collection and DICOM attributes', attributes: original },
+    { id: 'related', title: 'Related: license, source and release', attributes: provenance },
     { id: 'ids', title: 'Identifiers', attributes: ids },
   ].filter((g) => g.attributes.length > 0);
 }

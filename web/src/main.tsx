@@ -46,6 +46,8 @@ function App() {
   const [facetError, setFacetError] = useState<unknown>(null);
   const [loading, setLoading] = useState(true);
   const [licenses, setLicenses] = useState<Licenses | null>(null);
+  const narrow = useNarrow();
+  const [drawer, setDrawer] = useState(false);
 
   useEffect(() => {
     Promise.all([get<AttributeInfo[]>('/v3/attributes'), get<Version>('/v3/version')])
@@ -117,6 +119,7 @@ function App() {
   const setFilter = useCallback((filter: Filter) => view && update({ ...view, filter }), [view, update]);
   const setTab = (tab: Tab) => view && update({ ...view, tab });
   const setMode = (count: CountMode) => view && update({ ...view, count });
+  const active = view ? Object.keys(view.filter.terms).length + Object.keys(view.filter.ranges).length : 0;
   const warnings = useMemo(() => (facets?.warnings ?? []).filter((w) => !w.startsWith('The filter is empty')), [facets]);
 
   if (bootError) {
@@ -134,12 +137,12 @@ function App() {
         Skip to results
       </a>
       <header class="top">
-        <div class="brand">
+        <h1 class="brand">
           <span class="logo" aria-hidden="true">
             ◧
           </span>
           <span>IDQS Explorer</span>
-        </div>
+        </h1>
         <div class="release" data-release={boot.version.idc_version}>
           Data release <strong>{boot.version.idc_version}</strong>
           {boot.version.synthetic ? <span class="tag">synthetic</span> : null}
@@ -151,8 +154,27 @@ function App() {
       </header>
       <div class={`progress${loading ? ' on' : ''}`} aria-hidden="true" />
       <div class="layout">
-        <FilterPanel attributes={boot.attributes} facets={facets?.facets ?? null} filter={view.filter} countLabel={mode} onFilter={setFilter} />
+        <FilterPanel
+          attributes={boot.attributes}
+          facets={facets?.facets ?? null}
+          filter={view.filter}
+          countLabel={mode}
+          onFilter={setFilter}
+          drawer={narrow ? (drawer ? 'open' : 'closed') : null}
+          onClose={() => {
+            setDrawer(false);
+            requestAnimationFrame(() => document.getElementById('open-filters')?.focus());
+          }}
+        />
         <main id="main" tabIndex={-1}>
+          {narrow ? (
+            <div class="drawer-bar">
+              <button id="open-filters" type="button" class="btn" aria-expanded={drawer} aria-controls="filters" onClick={() => setDrawer(true)} data-active-filters={active}>
+                Filters{active > 0 ? <span class="badge on-accent">{active}</span> : null}
+              </button>
+              <span class="muted small">{active === 0 ? 'No filter: the whole release' : `${active} active filter${active === 1 ? '' : 's'}`}</span>
+            </div>
+          ) : null}
           <Chips filter={view.filter} attributes={boot.attributes} onFilter={setFilter} />
           {notes.map((n) => (
             <Note key={n} kind="warn">
@@ -186,6 +208,20 @@ function App() {
       </div>
     </>
   );
+}
+
+/** Below this width the filters leave the page for a drawer (styles.css uses the same number). */
+const NARROW = '(max-width: 1000px)';
+
+function useNarrow(): boolean {
+  const [narrow, setNarrow] = useState(() => matchMedia(NARROW).matches);
+  useEffect(() => {
+    const m = matchMedia(NARROW);
+    const on = () => setNarrow(m.matches);
+    m.addEventListener('change', on);
+    return () => m.removeEventListener('change', on);
+  }, []);
+  return narrow;
 }
 
 function Tabs(props: { tab: Tab; onTab: (t: Tab) => void; facets: Facets | null }) {

@@ -1,7 +1,9 @@
 // A Chart.js chart as a Preact component: bar (horizontal for categories,
 // vertical for histograms) or pie, redrawn in place when its data changes.
 // The canvas is labelled, and a visually hidden table carries the same
-// numbers for screen readers.
+// numbers for screen readers. A chart that picks is operable from the
+// keyboard: arrows move between bars or slices (shown with their tooltip),
+// Enter or Space picks the one shown.
 
 import { useEffect, useRef } from 'preact/hooks';
 import { ArcElement, BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, PieController, Tooltip, type ChartConfiguration } from 'chart.js';
@@ -90,10 +92,48 @@ export function ChartView(props: ChartProps) {
 
   useEffect(() => () => chart.current?.destroy(), []);
 
+  const at = useRef(-1);
+  const show = (i: number) => {
+    const c = chart.current;
+    if (!c) return;
+    at.current = i;
+    const active = props.series.map((_, d) => ({ datasetIndex: d, index: i }));
+    c.setActiveElements(active);
+    c.tooltip?.setActiveElements(active, { x: 0, y: 0 });
+    c.update('none');
+  };
+  const onKey = (e: KeyboardEvent) => {
+    const n = props.labels.length;
+    if (n === 0) return;
+    const step = e.key === 'ArrowRight' || e.key === 'ArrowDown' ? 1 : e.key === 'ArrowLeft' || e.key === 'ArrowUp' ? -1 : 0;
+    if (step !== 0) {
+      e.preventDefault();
+      show(at.current < 0 ? (step > 0 ? 0 : n - 1) : (at.current + step + n) % n);
+    } else if ((e.key === 'Enter' || e.key === ' ') && at.current >= 0) {
+      e.preventDefault();
+      pick.current?.(at.current);
+    }
+  };
+  const clear = () => {
+    at.current = -1;
+    chart.current?.setActiveElements([]);
+    chart.current?.tooltip?.setActiveElements([], { x: 0, y: 0 });
+    chart.current?.update('none');
+  };
+  const keys = props.onPick !== undefined;
+
   return (
     <div class="chart" style={{ height: `${props.height ?? 220}px` }}>
-      <canvas ref={canvas} role="img" aria-label={props.title} />
-      <table class="offscreen">
+      <canvas
+        ref={canvas}
+        role="img"
+        aria-label={keys ? `${props.title}. Arrow keys move between values, Enter selects.` : props.title}
+        tabIndex={keys ? 0 : undefined}
+        onKeyDown={keys ? onKey : undefined}
+        onBlur={keys ? clear : undefined}
+      />
+      <div class="offscreen">
+      <table>
         <caption>{props.title}</caption>
         <tbody>
           {props.labels.map((l, i) => (
@@ -106,6 +146,7 @@ export function ChartView(props: ChartProps) {
           ))}
         </tbody>
       </table>
+      </div>
     </div>
   );
 }

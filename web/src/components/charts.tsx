@@ -5,13 +5,14 @@
 
 import { useState } from 'preact/hooks';
 import type { AttributeInfo, CountMode, Facet, Filter, RangeFacet, TermFacet } from '../api.ts';
-import { percent, short } from '../format.ts';
+import { mainBins } from '../bins.ts';
+import { count, percent, short } from '../format.ts';
 import { label } from '../groups.ts';
 import { withTerms } from '../url-state.ts';
 import { ChartView, PALETTE } from './chart.tsx';
 
 /** Charts first shown, in this order when present; the rest follow in API order. */
-const FIRST = ['collection_id', 'Modality', 'StudyDate', 'BodyPartExamined', 'license_short_name', 'Manufacturer'];
+const FIRST = ['collection_id', 'Modality', 'cancer_types', 'tumor_locations', 'StudyDate', 'BodyPartExamined', 'license_short_name', 'program_id', 'species', 'Manufacturer'];
 const SHOWN = 4;
 const TOP = 10;
 
@@ -96,11 +97,7 @@ function TermChart(props: Props & { attr: AttributeInfo; facet: TermFacet }) {
 }
 
 function RangeChart(props: { attr: AttributeInfo; facet: RangeFacet; mode: CountMode }) {
-  const bins = props.facet.bins;
-  const first = bins.findIndex((b) => b.filtered_count > 0);
-  let last = bins.length - 1;
-  while (last > first && bins[last]!.filtered_count === 0) last--;
-  const shown = first < 0 ? [] : bins.slice(first, last + 1);
+  const { shown, before, after, from, to } = mainBins(props.facet.bins, 'filtered_count');
   return (
     <div class="card chart-card" data-chart={props.attr.name}>
       <div class="card-head">
@@ -117,6 +114,13 @@ function RangeChart(props: { attr: AttributeInfo; facet: RangeFacet; mode: Count
           series={[{ label: props.mode, values: shown.map((b) => b.filtered_count), color: '#2da44e' }]}
         />
       )}
+      {before + after > 0 ? (
+        <div class="muted small" data-tails={before + after}>
+          Not drawn, to keep the axis on the data: {before > 0 ? `${count(before)} ${props.mode} from ${from} on` : ''}
+          {before > 0 && after > 0 ? '; ' : ''}
+          {after > 0 ? `${count(after)} ${props.mode} up to ${to}` : ''}.
+        </div>
+      ) : null}
     </div>
   );
 }

@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import type { Cell } from '../api.ts';
+import { size } from '../format.ts';
 
 async function copyText(text: string): Promise<boolean> {
   try {
@@ -85,18 +86,24 @@ export function Note(props: { children: ComponentChildren; kind?: 'warn' | 'info
 }
 
 /** A table cell: lists joined, numbers with separators, identifiers monospace (long UIDs by their distinguishing end) with a copy button. */
+const SIZE_COLUMNS = new Set(['size_MB', 'series_size_MB']);
+
 export function CellView(props: { column: string; value: Cell }) {
   const v = props.value;
   if (v === null || v === undefined) return <span class="muted">—</span>;
   if (Array.isArray(v)) return <>{v.join(', ')}</>;
+  // Sizes in the unit that suits them (the index stores decimal megabytes); the exact figure in the title.
+  if (typeof v === 'number' && SIZE_COLUMNS.has(props.column)) return <span title={`${v} MB`} data-mb={v}>{size(v)}</span>;
   if (typeof v === 'number') return <>{Number.isInteger(v) ? v.toLocaleString('en-US') : v.toLocaleString('en-US', { maximumFractionDigits: 3 })}</>;
   if (typeof v === 'object') return <>{JSON.stringify(v)}</>;
   const s = String(v);
   if (props.column.endsWith('InstanceUID') || props.column === 'PatientID') {
+    // UIDs share long prefixes, so their tail tells them apart; patient IDs are short and read whole.
+    const cut = props.column !== 'PatientID' && s.length > 20;
     return (
       <span class="uid">
         <code title={s} data-uid={s}>
-          {s.length > 20 ? `…${s.slice(-14)}` : s}
+          {cut ? `…${s.slice(-14)}` : s}
         </code>
         <CopyButton text={s} icon />
       </span>

@@ -10,6 +10,7 @@ import type { AttributeInfo, Bound, CountMode, Facet, Filter, RangeFacet, TermFa
 import { count as fmtCount, short } from '../format.ts';
 import { OPEN_BY_DEFAULT, groupAttributes, label } from '../groups.ts';
 import { parseBound, withRange, withTerms } from '../url-state.ts';
+import { mainBins } from '../bins.ts';
 import { ChartView } from './chart.tsx';
 
 interface PanelProps {
@@ -20,13 +21,35 @@ interface PanelProps {
   onFilter: (f: Filter) => void;
 }
 
-export function FilterPanel(props: PanelProps) {
+interface FilterPanelProps extends PanelProps {
+  /** On narrow screens the panel is a drawer, open or closed; null: a column beside the results. */
+  drawer: 'open' | 'closed' | null;
+  onClose: () => void;
+}
+
+export function FilterPanel(props: FilterPanelProps) {
   const [hideZero, setHideZero] = useState(false);
   const groups = useMemo(() => groupAttributes(props.attributes), [props.attributes]);
+  const { drawer, onClose } = props;
+  useEffect(() => {
+    if (drawer !== 'open') return;
+    const onKey = (e: KeyboardEvent) => e.key === 'Escape' && onClose();
+    addEventListener('keydown', onKey);
+    document.querySelector<HTMLElement>('#filters .drawer-close')?.focus();
+    return () => removeEventListener('keydown', onKey);
+  }, [drawer, onClose]);
   return (
-    <nav class="panel" aria-label="Filters">
+    <>
+      {drawer === 'open' ? <div class="backdrop" aria-hidden="true" onClick={onClose} /> : null}
+      {/* Closed, the drawer stays mounted (open facets and searches are kept) but takes no space. */}
+      <nav id="filters" class={`panel${drawer ? ' drawer' : ''}`} aria-label="Filters" hidden={drawer === 'closed'}>
       <div class="panel-head">
         <h2>Filters</h2>
+        {drawer ? (
+          <button type="button" class="btn small drawer-close" onClick={onClose}>
+            Show results
+          </button>
+        ) : null}
         <label class="check">
           <input type="checkbox" checked={hideZero} onChange={(e) => setHideZero(e.currentTarget.checked)} /> Hide values with 0 {props.countLabel}
         </label>
@@ -39,7 +62,8 @@ export function FilterPanel(props: PanelProps) {
           ))}
         </section>
       ))}
-    </nav>
+      </nav>
+    </>
   );
 }
 
@@ -159,7 +183,7 @@ function TermBody(props: CardProps & { facet: TermFacet | undefined }) {
       {facet.truncated ? <div class="muted small">Only the {facet.values.length} most frequent values are listed.</div> : null}
       {facet.missing && facet.missing.count > 0 ? (
         <div class="muted small">
-          Without a value: {fmtCount(facet.missing.count)} {props.countLabel}
+          {fmtCount(facet.missing.count)} {props.countLabel} have series without a value
         </div>
       ) : null}
     </>
@@ -199,7 +223,7 @@ function RangeBody(props: CardProps & { facet: RangeFacet | undefined }) {
     if (gte === current.gte && lte === current.lte) return;
     props.onFilter(withRange(filter, attr.name, { ...(gte !== undefined ? { gte } : {}), ...(lte !== undefined ? { lte } : {}) }));
   };
-  const bins = facet ? trimBins(facet) : [];
+  const bins = facet ? mainBins(facet.bins, 'count').shown : [];
   const pick = (i: number) => {
     const b = bins[i];
     if (!b) return;
@@ -221,7 +245,7 @@ function RangeBody(props: CardProps & { facet: RangeFacet | undefined }) {
         <>
           <div class="muted small range-span">
             {facet.min === null ? 'No values under the other filters' : `From ${shown(facet.min)} to ${shown(facet.max)}`}
-            {facet.missing.count > 0 ? ` · without a value: ${fmtCount(facet.missing.count)}` : ''}
+            {facet.missing.count > 0 ? ` · ${fmtCount(facet.missing.count)} ${props.countLabel} have series without a value` : ''}
           </div>
           {bins.length > 0 ? (
             <ChartView
@@ -261,15 +285,6 @@ function BoundInput(props: { side: 'Min' | 'Max'; type: 'date' | 'number'; value
       />
     </label>
   );
-}
-
-/** The bins from the first to the last with a count (the edges span the whole release). */
-function trimBins(f: RangeFacet) {
-  const first = f.bins.findIndex((b) => b.count > 0);
-  if (first < 0) return [];
-  let last = f.bins.length - 1;
-  while (last > first && f.bins[last]!.count === 0) last--;
-  return f.bins.slice(first, last + 1);
 }
 
 function IdBody(props: CardProps & { facet: TermFacet | undefined }) {

@@ -23,7 +23,7 @@ export function Chips(props: { filter: Filter; attributes: AttributeInfo[]; onFi
   }
   return (
     <div class="chips" aria-label="Active filters">
-      {chips.length === 0 ? <span class="muted">No filter: the whole release. Pick values on the left.</span> : null}
+      {chips.length === 0 ? <span class="muted">No filter: the whole release. Pick values in the filters.</span> : null}
       {chips.map((c) => (
         <span class="chip" key={c.key} data-chip={c.key}>
           <span>{c.text}</span>
@@ -79,7 +79,9 @@ export function LicensesView(props: { licenses: Licenses | null }) {
   const l = props.licenses;
   if (!l || l.licenses.length === 0) return null;
   const nc = l.licenses.filter((x) => x.commercial_use_allowed === false);
-  const unknown = l.licenses.filter((x) => x.commercial_use_allowed === null);
+  // A named license whose commercial use is not stated (NLM Terms and Conditions) is still a license.
+  const unstated = l.licenses.filter((x) => x.commercial_use_allowed === null && x.license_short_name);
+  const none = l.licenses.filter((x) => !x.license_short_name);
   return (
     <section class="licenses" aria-label="Licenses">
       <span class="licenses-title">Licenses:</span>
@@ -101,7 +103,17 @@ export function LicensesView(props: { licenses: Licenses | null }) {
           series). Check the license before any commercial use.
         </div>
       ) : null}
-      {unknown.length > 0 ? <div class="note info">Some series have no recognised license; check their source before reuse.</div> : null}
+      {unstated.length > 0 ? (
+        <div class="note info" data-note="commercial-unstated">
+          {unstated.map((x) => x.license_short_name).join(', ')} does not say whether commercial use is allowed ({count(unstated.reduce((a, x) => a + x.series, 0))} series): read
+          its terms before any commercial use.
+        </div>
+      ) : null}
+      {none.length > 0 ? (
+        <div class="note info" data-note="no-license">
+          {count(none.reduce((a, x) => a + x.series, 0))} series carry no license value; check their source before reuse.
+        </div>
+      ) : null}
     </section>
   );
 }
