@@ -47,7 +47,8 @@ async function check(facet: string, value: string) {
   const card = b.page.locator(`[data-facet="${facet}"]`);
   const search = card.locator('input[type=search]');
   if ((await search.count()) > 0) await search.fill(value);
-  await card.locator(`li:has([data-value="${value}"]) input[type=checkbox]`).check();
+  // A value's own row (the collection tree's program rows hold their collections' rows too).
+  await card.locator(`li:not([data-program]):has([data-value="${value}"]) input[type=checkbox]`).check();
   if ((await search.count()) > 0) await search.fill('');
 }
 

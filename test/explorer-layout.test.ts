@@ -61,6 +61,27 @@ test('at 390 px the drawer opens, counts the filters it holds, closes with Escap
   assert.deepEqual(await axe(b.page), [], 'axe on the series table');
 });
 
+test('the program → collection tree: the checkbox of a program selects its collections; its count is distinct patients by SQL', async () => {
+  await b.page.setViewportSize({ width: 1440, height: 900 });
+  await b.page.goto(`${s.url}/`);
+  await loaded(b.page);
+  // The program with the fewest collections among those with at least two.
+  const [p] = await s.ctx.engine.rows(
+    `SELECT program_id, list(collection_id ORDER BY collection_id) AS ids FROM collections_index
+     WHERE collection_id IN (SELECT collection_id FROM "index") GROUP BY 1 HAVING count(*) >= 2 ORDER BY count(*), 1 LIMIT 1`,
+  );
+  const program = String(p!.program_id);
+  const ids = (p!.ids as string[]).map(String);
+  const [n] = await s.ctx.engine.rows(`SELECT count(DISTINCT PatientID)::INTEGER AS n FROM "index" WHERE collection_id IN (SELECT collection_id FROM collections_index WHERE program_id = ?)`, [program]);
+  const row = b.page.locator(`[data-facet="collection_id"] li[data-program="${program}"]`);
+  assert.equal(Number(await row.locator('[data-program-count]').first().getAttribute('data-program-count')), n!.n, `${program}: patients`);
+  await row.locator('.tree-head input[type=checkbox]').check();
+  await b.page.locator(`[data-total="patients"][data-value="${n!.n}"]`).waitFor({ timeout: 15_000 });
+  const url = new URL(b.page.url());
+  assert.deepEqual(url.searchParams.getAll('collection_id').sort(), ids, 'the URL holds every collection of the program');
+  await b.screenshot('layout-synthetic-1440-program-tree');
+});
+
 test('a chart is operable from the keyboard: arrows then Enter select the value shown', async () => {
   await b.page.setViewportSize({ width: 1440, height: 900 });
   await b.page.goto(`${s.url}/?tab=charts`);

@@ -180,3 +180,28 @@ export async function postText(path: string, body: unknown, signal?: AbortSignal
 export function hasFilter(f: Filter): boolean {
   return Object.keys(f.terms).length > 0 || Object.keys(f.ranges).length > 0;
 }
+
+/** A collection as GET /v3/collections lists it (the fields the explorer reads). */
+export interface CollectionInfo {
+  collection_id: string;
+  collection_name: string | null;
+  cancer_types: string | null;
+  tumor_locations: string | null;
+  species: string | null;
+  subjects: number | null;
+  supporting_data: string | null;
+  description: string | null;
+  program_id: string | null;
+  sources: { source_DOI: string | null; source_url: string | null; license_short_name: string | null; license_url: string | null; commercial_use_allowed: boolean | null }[];
+}
+
+let collections: Promise<CollectionInfo[]> | null = null;
+
+/** The release's collections, asked for once (the data never changes while the page is open). */
+export function allCollections(): Promise<CollectionInfo[]> {
+  collections ??= get<CollectionInfo[]>('/v3/collections').catch((e: unknown) => {
+    collections = null;
+    throw e;
+  });
+  return collections;
+}

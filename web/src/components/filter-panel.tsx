@@ -12,6 +12,7 @@ import { OPEN_BY_DEFAULT, groupAttributes, label } from '../groups.ts';
 import { parseBound, withRange, withTerms } from '../url-state.ts';
 import { mainBins } from '../bins.ts';
 import { ChartView } from './chart.tsx';
+import { CollectionTree } from './collection-tree.tsx';
 
 interface PanelProps {
   attributes: AttributeInfo[];
@@ -114,7 +115,8 @@ const FIRST = 8;
 function TermBody(props: CardProps & { facet: TermFacet | undefined }) {
   const { attr, facet, filter } = props;
   const [query, setQuery] = useState('');
-  const [sort, setSort] = useState<'count' | 'name'>('count');
+  const tree = attr.name === 'collection_id';
+  const [sort, setSort] = useState<'count' | 'name' | 'program'>(tree ? 'program' : 'count');
   const [all, setAll] = useState(false);
   if (!facet) return <div class="muted small">Loading values…</div>;
   const selected = new Set(filter.terms[attr.name] ?? []);
@@ -144,6 +146,11 @@ function TermBody(props: CardProps & { facet: TermFacet | undefined }) {
           <button type="button" aria-pressed={sort === 'name'} onClick={() => setSort('name')}>
             A–Z
           </button>
+          {tree ? (
+            <button type="button" aria-pressed={sort === 'program'} onClick={() => setSort('program')}>
+              By program
+            </button>
+          ) : null}
         </span>
         <button type="button" class="link" onClick={() => set([...new Set([...selected, ...values.filter((v) => v.count > 0).map((v) => v.value)])])}>
           Select all
@@ -152,6 +159,16 @@ function TermBody(props: CardProps & { facet: TermFacet | undefined }) {
           Clear
         </button>
       </div>
+      {sort === 'program' ? (
+        <CollectionTree
+          facet={facet}
+          programs={props.facets?.program_id as TermFacet | undefined}
+          selected={selected}
+          hideZero={props.hideZero}
+          query={query}
+          onSelect={set}
+        />
+      ) : (
       <ul class="values">
         {shown.map((v) => (
           <li key={v.value} class={v.count === 0 ? 'zero' : undefined}>
@@ -174,7 +191,8 @@ function TermBody(props: CardProps & { facet: TermFacet | undefined }) {
           </li>
         ))}
       </ul>
-      {values.length > FIRST && q === '' ? (
+      )}
+      {values.length > FIRST && q === '' && sort !== 'program' ? (
         <button type="button" class="link more" onClick={() => setAll(!all)}>
           {all ? 'Show fewer' : `Show all ${values.length}`}
         </button>
