@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { startServer, type TestServer } from './fixture.ts';
 import { CHROMIUM, openBrowser, type TestBrowser } from './browser.ts';
-import { WIDTHS, axe, checkLayout, loaded } from './layout-checks.ts';
+import { WIDTHS, axe, checkLayout, loaded, measure } from './layout-checks.ts';
 
 let s: TestServer;
 let b: TestBrowser;
@@ -80,6 +80,51 @@ test('the program → collection tree: the checkbox of a program selects its col
   const url = new URL(b.page.url());
   assert.deepEqual(url.searchParams.getAll('collection_id').sort(), ids, 'the URL holds every collection of the program');
   await b.screenshot('layout-synthetic-1440-program-tree');
+});
+
+test('the collections list: in-cohort and release counts by SQL, search; a collection page with its counts and modalities by SQL, opened as the cohort', async () => {
+  await b.page.setViewportSize({ width: 1440, height: 900 });
+  await b.page.goto(`${s.url}/?Modality=CT&tab=collections`);
+  await b.page.locator('[data-view="collections-list"] tbody tr').first().waitFor({ timeout: 20_000 });
+  const cohort = new Map(
+    (await s.ctx.engine.rows(`SELECT collection_id AS c, count(DISTINCT PatientID)::INTEGER AS n FROM "index" WHERE Modality = 'CT' GROUP BY 1`)).map((r) => [String(r.c), r.n as number]),
+  );
+  const release = new Map((await s.ctx.engine.rows(`SELECT collection_id AS c, count(DISTINCT PatientID)::INTEGER AS n FROM "index" GROUP BY 1`)).map((r) => [String(r.c), r.n as number]));
+  const rows = b.page.locator('[data-view="collections-list"] tbody tr');
+  await b.page.locator('[data-view="collections-list"] tbody tr:first-child [data-in-release]:not([data-in-release=""])').waitFor();
+  assert.equal(await rows.count(), cohort.size, 'one row per collection with CT');
+  for (const row of (await rows.all()).slice(0, 5)) {
+    const id = (await row.getAttribute('data-collection'))!;
+    assert.equal(Number(await row.locator('[data-in-cohort]').getAttribute('data-in-cohort')), cohort.get(id), `${id} in cohort`);
+    assert.equal(Number(await row.locator('[data-in-release]').getAttribute('data-in-release')), release.get(id), `${id} in release`);
+  }
+  await b.screenshot('layout-synthetic-1440-collections');
+  assert.deepEqual(await axe(b.page), [], 'axe on the collections list');
+  const first = (await rows.first().getAttribute('data-collection'))!;
+  await b.page.getByRole('searchbox', { name: 'Search collections' }).fill(first);
+  assert.ok((await rows.count()) >= 1 && (await rows.count()) < cohort.size, 'the search narrows the list');
+
+  await rows.first().locator('a').click();
+  const page = b.page.locator(`[data-collection-page="${first}"]`);
+  await page.waitFor();
+  const [want] = await s.ctx.engine.rows(
+    `SELECT count(DISTINCT PatientID)::INTEGER AS p, count(DISTINCT StudyInstanceUID)::INTEGER AS st, count(*)::INTEGER AS se FROM "index" WHERE collection_id = ?`,
+    [first],
+  );
+  assert.equal(await page.locator('[data-detail-counts]').getAttribute('data-detail-counts'), `${want!.p}/${want!.st}/${want!.se}`);
+  const mods = await s.ctx.engine.rows(`SELECT Modality AS m, count(DISTINCT PatientID)::INTEGER AS n FROM "index" WHERE collection_id = ? AND Modality IS NOT NULL GROUP BY 1`, [first]);
+  await page.locator('[data-modality]').first().waitFor();
+  for (const m of mods) assert.equal(Number(await page.locator(`[data-modality="${m.m}"] [data-count]`).getAttribute('data-count')), m.n, `${first} ${m.m}`);
+  await page.locator('p.cite').first().waitFor();
+  assert.deepEqual(await axe(b.page), [], 'axe on a collection page');
+  await b.page.setViewportSize({ width: 390, height: 844 });
+  await b.screenshot('layout-synthetic-390-collection-page');
+  const m = await measure(b.page);
+  assert.ok(m.scrollWidth <= m.viewport.width, `the collection page is ${m.scrollWidth} px wide at 390 px`);
+  await b.page.setViewportSize({ width: 1440, height: 900 });
+  await page.locator(`[data-open-cohort="${first}"]`).click();
+  await b.page.locator(`[data-total="patients"][data-value="${want!.p}"]`).waitFor({ timeout: 15_000 });
+  assert.deepEqual(new URL(b.page.url()).searchParams.getAll('collection_id'), [first]);
 });
 
 test('a chart is operable from the keyboard: arrows then Enter select the value shown', async () => {

@@ -9,6 +9,7 @@ import { get, hasFilter, post, type AttributeInfo, type CountMode, type Facets, 
 import { Charts } from './components/charts.tsx';
 import { ErrorBox, Note } from './components/common.tsx';
 import { DataTable, type Level } from './components/data-table.tsx';
+import { CollectionPage, CollectionsList } from './components/collections-view.tsx';
 import { ExportPanel } from './components/export-panel.tsx';
 import { FilterPanel } from './components/filter-panel.tsx';
 import { SqlConsole } from './components/sql-console.tsx';
@@ -47,6 +48,7 @@ function App() {
   const [loading, setLoading] = useState(true);
   const [licenses, setLicenses] = useState<Licenses | null>(null);
   const narrow = useNarrow();
+  const [page, openPage] = useHashPage();
   const [drawer, setDrawer] = useState(false);
 
   useEffect(() => {
@@ -200,6 +202,20 @@ function App() {
               <ExportPanel filter={view.filter} series={facets?.totals.series ?? null} />
             ) : view.tab === 'sql' ? (
               <SqlConsole />
+            ) : view.tab === 'collections' ? (
+              page ? (
+                <CollectionPage
+                  id={page}
+                  mode={mode}
+                  onBack={() => openPage(null)}
+                  onCohort={(filter) => {
+                    openPage(null);
+                    update({ ...view, filter, tab: 'charts' });
+                  }}
+                />
+              ) : (
+                <CollectionsList facets={facets} mode={mode} onOpen={openPage} />
+              )
             ) : (
               <DataTable level={view.tab as Level} filter={view.filter} />
             )}
@@ -208,6 +224,24 @@ function App() {
       </div>
     </>
   );
+}
+
+/** The collection page open (#collection=<id>), kept in the hash so the cohort's query stays as it is. */
+function useHashPage(): [string | null, (id: string | null) => void] {
+  const read = () => new URLSearchParams(location.hash.slice(1)).get('collection');
+  const [id, setId] = useState<string | null>(read);
+  useEffect(() => {
+    const on = () => setId(read());
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  const open = (next: string | null) => {
+    if (next) location.hash = `collection=${encodeURIComponent(next)}`;
+    else history.pushState(null, '', `${location.pathname}${location.search}`);
+    setId(next);
+    requestAnimationFrame(() => document.getElementById('main')?.focus());
+  };
+  return [id, open];
 }
 
 /** Below this width the filters leave the page for a drawer (styles.css uses the same number). */
