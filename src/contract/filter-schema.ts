@@ -15,6 +15,29 @@ export const RangeSchema = Type.Object(
   { additionalProperties: false, description: 'Inclusive bounds; either may be omitted for an open-ended range.' },
 );
 
+/** Filters of a union (any_of) at most: a cart holds one per kind of item, a few per saved cohort. */
+export const ANY_OF_MAX = 100;
+
+const TermsOnly = Type.Record(Type.String(), Type.Array(Type.String()));
+const RangesOnly = Type.Record(Type.String(), RangeSchema);
+
+/** One member of a union: a filter of terms and ranges (no union inside). */
+export const SubFilterSchema = Type.Object(
+  { terms: Type.Optional(TermsOnly), ranges: Type.Optional(RangesOnly) },
+  { additionalProperties: false, description: 'A filter of terms and ranges, as the top-level ones.' },
+);
+
+const AnyOf = Type.Optional(
+  Type.Array(SubFilterSchema, {
+    maxItems: ANY_OF_MAX,
+    description:
+      'A union: a series is selected when it matches at least one of these filters (and the top-level terms and ranges, when given). ' +
+      'A cart of collections, patients, studies and series is a union of one filter per kind, e.g. ' +
+      '[{"terms": {"collection_id": ["nlst"]}}, {"terms": {"SeriesInstanceUID": ["1.2.3"]}}]. An empty list is ignored.',
+    examples: [[{ terms: { collection_id: ['nlst'], Modality: ['CT'] } }, { terms: { PatientID: ['TCGA-02-0003'] } }]],
+  }),
+);
+
 export const FilterSchema = Type.Object(
   {
     terms: Type.Optional(
@@ -29,6 +52,7 @@ export const FilterSchema = Type.Object(
         examples: [{ instanceCount: { gte: 50 } }],
       }),
     ),
+    any_of: AnyOf,
   },
   { additionalProperties: false, description: 'Cohort filter over the series table index.' },
 );
@@ -40,6 +64,7 @@ export const FilterOrWrappedSchema = Type.Object(
   {
     terms: FilterSchema.properties.terms,
     ranges: FilterSchema.properties.ranges,
+    any_of: AnyOf,
     filters: Type.Optional(FilterSchema),
   },
   {
@@ -50,13 +75,18 @@ export const FilterOrWrappedSchema = Type.Object(
 );
 
 /** What a cohort response says it applied. */
-export const FiltersApplied = Type.Object(
-  {
+const AppliedTermsRanges = {
     terms: Type.Record(Type.String(), Type.Array(Type.String())),
     ranges: Type.Record(
       Type.String(),
       Type.Object({ gte: Type.Optional(Type.Union([Type.Number(), Type.String()])), lte: Type.Optional(Type.Union([Type.Number(), Type.String()])) }),
     ),
+};
+
+export const FiltersApplied = Type.Object(
+  {
+    ...AppliedTermsRanges,
+    any_of: Type.Optional(Type.Array(Type.Object(AppliedTermsRanges), { description: 'The union as applied, when the filter has one.' })),
   },
   { description: 'The filter as applied: duplicate values removed, empty value lists and bound-less ranges dropped.' },
 );
@@ -67,8 +97,8 @@ export const Warnings = Type.Array(Type.String(), {
 
 export function unwrapFilters(body: Static<typeof FilterOrWrappedSchema> | undefined): FilterObject {
   if (!body) return {};
-  if (body.filters && (body.terms || body.ranges)) {
-    throw invalidRequest('Send the filter either as the body itself ({terms, ranges}) or wrapped as {"filters": {...}}, not both.');
+  if (body.filters && (body.terms || body.ranges || body.any_of)) {
+    throw invalidRequest('Send the filter either as the body itself ({terms, ranges, any_of}) or wrapped as {"filters": {...}}, not both.');
   }
-  return (body.filters ?? { terms: body.terms, ranges: body.ranges }) as FilterObject;
+  return (body.filters ?? { terms: body.terms, ranges: body.ranges, any_of: body.any_of }) as FilterObject;
 }

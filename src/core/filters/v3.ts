@@ -21,13 +21,17 @@ export interface RangeBound {
 export interface FilterObject {
   terms?: Record<string, string[]>;
   ranges?: Record<string, RangeBound>;
+  /** A union: series matching at least one of these filters (terms and ranges only). */
+  any_of?: FilterObject[] | null;
 }
+
+type Applied = { terms: Record<string, string[]>; ranges: Record<string, { gte?: number | string; lte?: number | string }> };
 
 export interface CompiledFilter {
   /** SQL boolean expression over `index` columns; `TRUE` for an empty filter. */
   where: string;
   params: Param[];
-  filters_applied: { terms: Record<string, string[]>; ranges: Record<string, { gte?: number | string; lte?: number | string }> };
+  filters_applied: Applied & { any_of?: Applied[] };
   warnings: string[];
   /** No clause applies: the filter selects the entire dataset. */
   empty: boolean;
@@ -120,7 +124,7 @@ async function caseMismatches(ctx: AppContext, attr: AttributeDef, values: strin
   return out;
 }
 
-export async function compileFilter(ctx: AppContext, f: FilterObject | undefined | null): Promise<CompiledFilter> {
+export async function compileFilter(ctx: AppContext, f: FilterObject | undefined | null, inUnion = false): Promise<CompiledFilter> {
   const clauses: string[] = [];
   const params: Param[] = [];
   const warnings: string[] = [];
@@ -178,6 +182,28 @@ export async function compileFilter(ctx: AppContext, f: FilterObject | undefined
       params.push(bound.lte);
     }
     applied.ranges[name] = bound;
+  }
+
+  if (f?.any_of !== undefined && f.any_of !== null) {
+    if (inUnion) throw invalidQuery('any_of cannot hold another any_of: a union is one level of filters of terms and ranges.');
+    if (!Array.isArray(f.any_of)) throw invalidQuery('any_of must be an array of filters, e.g. [{"terms": {"collection_id": ["nlst"]}}, {"terms": {"PatientID": ["P1"]}}].');
+    if (f.any_of.length === 0) warnings.push('any_of is an empty list and was ignored: it does not restrict the cohort.');
+    else {
+      const parts: string[] = [];
+      const subs: Applied[] = [];
+      for (const [i, sub] of f.any_of.entries()) {
+        if (sub === null || typeof sub !== 'object' || Array.isArray(sub)) throw invalidQuery(`any_of[${i}] must be a filter object with terms and/or ranges.`);
+        const c = await compileFilter(ctx, sub, true);
+        // A member selecting everything makes the whole union select everything: said, not hidden.
+        if (c.empty) warnings.push(`any_of[${i}] is empty: it selects every series, so the union does not restrict the cohort.`);
+        warnings.push(...c.warnings.filter((w) => !w.startsWith('The filter is empty')).map((w) => `any_of[${i}]: ${w}`));
+        parts.push(`(${c.where})`);
+        params.push(...c.params);
+        subs.push({ terms: c.filters_applied.terms, ranges: c.filters_applied.ranges });
+      }
+      clauses.push(`(${parts.join(' OR ')})`);
+      applied.any_of = subs;
+    }
   }
 
   const empty = clauses.length === 0;

@@ -9,7 +9,7 @@ import type { AppContext } from '../../core/context.ts';
 import type { CapabilityId } from '../../core/capabilities.ts';
 import type { FilterObject } from '../../core/filters/v3.ts';
 import { SURFACES } from '../../contract/capabilities.ts';
-import { RangeSchema } from '../../contract/filter-schema.ts';
+import { FilterSchema, RangeSchema } from '../../contract/filter-schema.ts';
 import type { ToolLimits } from '../limits.ts';
 
 export interface ToolEnv {
@@ -60,11 +60,13 @@ export const filterInput = {
       description: 'Range attribute (kind range in list_attributes) to inclusive bounds, e.g. {"instanceCount": {"gte": 50}} or {"StudyDate": {"gte": "2001-01-01"}}.',
     }),
   ),
+  any_of: FilterSchema.properties.any_of,
 };
 
-export function filterOf(args: { terms?: Record<string, string[]>; ranges?: FilterObject['ranges'] }): FilterObject {
+export function filterOf(args: { terms?: Record<string, string[]>; ranges?: FilterObject['ranges']; any_of?: FilterObject[] }): FilterObject {
   const f: FilterObject = {};
   if (args.terms !== undefined) f.terms = args.terms;
   if (args.ranges !== undefined) f.ranges = args.ranges;
+  if (args.any_of !== undefined) f.any_of = args.any_of;
   return f;
 }

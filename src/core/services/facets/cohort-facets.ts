@@ -274,6 +274,11 @@ export async function cohortFacets(ctx: AppContext, req: FacetsRequest): Promise
     throw invalidRequest(msg`${field('limit')} must be an integer from 1 to ${cap} (values per term attribute); got ${JSON.stringify(req.limit)}.`);
   }
   const compiled = await compileFilter(ctx, req.filters ?? {});
+  if (compiled.filters_applied.any_of) {
+    throw invalidQuery(
+      msg`Facets do not count unions: ${field('filters')} has any_of. Count a union with ${see('get_cohort_counts')}, or ask facets for each member of it.`,
+    );
+  }
   const warnings = [...compiled.warnings];
   const cache = cacheOf(ctx);
   const key = `${ctx.dataset.identity}\n${JSON.stringify([mode, limit, attributes])}\n${canonical(compiled.filters_applied)}`;
