@@ -9,6 +9,8 @@ import { get, hasFilter, post, type AttributeInfo, type CountMode, type Facets, 
 import { Charts } from './components/charts.tsx';
 import { ErrorBox, Note } from './components/common.tsx';
 import { DataTable, type Level } from './components/data-table.tsx';
+import { addCohort, cartFromHash, itemCount, setCart, useCart } from './cart.ts';
+import { CartView } from './components/cart-view.tsx';
 import { CollectionPage, CollectionsList } from './components/collections-view.tsx';
 import { ExportPanel } from './components/export-panel.tsx';
 import { FilterPanel } from './components/filter-panel.tsx';
@@ -31,6 +33,7 @@ const TAB_TITLES: Record<Tab, string> = {
   series: 'Series',
   export: 'Export',
   sql: 'SQL',
+  cart: 'Cart',
 };
 
 interface Boot {
@@ -49,6 +52,25 @@ function App() {
   const [licenses, setLicenses] = useState<Licenses | null>(null);
   const narrow = useNarrow();
   const [page, openPage] = useHashPage();
+  const cartNow = useCart();
+  const [shared, setShared] = useState<string | null>(null);
+  useEffect(() => {
+    if (!boot) return;
+    // A shared cart link (#cart=...) replaces this browser's cart, and says so.
+    cartFromHash(location.hash)
+      .then((c) => {
+        if (!c) return;
+        setCart(c);
+        history.replaceState(null, '', `${location.pathname}${location.search}`);
+        const served = boot.version.idc_version;
+        setShared(
+          c.release && c.release !== served
+            ? `This shared cart was made on data release ${c.release}; this service serves ${served}: identifiers and counts may differ.`
+            : `Opened a shared cart of ${itemCount(c)} items (release ${served}).`,
+        );
+      })
+      .catch((e: unknown) => setShared(`This shared cart link could not be read: ${(e as Error).message}`));
+  }, [boot]);
   const [drawer, setDrawer] = useState(false);
 
   useEffect(() => {
@@ -59,7 +81,7 @@ function App() {
         setView(parsed.state);
         setNotes(parsed.notes);
         // A portal link (/explore/filters/?...) or any other spelling becomes the canonical URL.
-        history.replaceState(null, '', `/${toQuery(parsed.state)}`);
+        history.replaceState(null, '', `/${toQuery(parsed.state)}${location.hash}`);
       })
       .catch(setBootError);
   }, []);
@@ -194,12 +216,29 @@ function App() {
             <Note kind="warn">No series match every filter. Remove a filter (the counts on the left say what each value would give).</Note>
           ) : null}
           <LicensesView licenses={licenses} />
-          <Tabs tab={view.tab} onTab={setTab} facets={facets} />
+          <div class="cart-bar">
+            <button
+              type="button"
+              class="btn ghost small"
+              disabled={!hasFilter(view.filter)}
+              title={hasFilter(view.filter) ? undefined : 'Pick a filter first: the cart holds parts of the release'}
+              data-add-cohort
+              onClick={() => addCohort(view.filter, boot.version.idc_version)}
+            >
+              Add cohort to cart
+            </button>
+            {shared ? (
+              <Note kind={shared.startsWith('This') ? 'warn' : 'info'}>{shared}</Note>
+            ) : null}
+          </div>
+          <Tabs tab={view.tab} onTab={setTab} facets={facets} cartItems={itemCount(cartNow)} />
           <section id={`panel-${view.tab}`} role="tabpanel" aria-labelledby={`tab-${view.tab}`} class="tab-panel">
             {view.tab === 'charts' ? (
               <Charts attributes={boot.attributes} facets={facets?.facets ?? null} filter={view.filter} mode={mode} onFilter={setFilter} />
             ) : view.tab === 'export' ? (
               <ExportPanel filter={view.filter} series={facets?.totals.series ?? null} />
+            ) : view.tab === 'cart' ? (
+              <CartView release={boot.version.idc_version} />
             ) : view.tab === 'sql' ? (
               <SqlConsole />
             ) : view.tab === 'collections' ? (
@@ -214,10 +253,10 @@ function App() {
                   }}
                 />
               ) : (
-                <CollectionsList facets={facets} mode={mode} onOpen={openPage} />
+                <CollectionsList facets={facets} mode={mode} onOpen={openPage} release={boot.version.idc_version} />
               )
             ) : (
-              <DataTable level={view.tab as Level} filter={view.filter} />
+              <DataTable level={view.tab as Level} filter={view.filter} release={boot.version.idc_version} />
             )}
           </section>
         </main>
@@ -258,9 +297,9 @@ function useNarrow(): boolean {
   return narrow;
 }
 
-function Tabs(props: { tab: Tab; onTab: (t: Tab) => void; facets: Facets | null }) {
+function Tabs(props: { tab: Tab; onTab: (t: Tab) => void; facets: Facets | null; cartItems: number }) {
   const t = props.facets?.totals;
-  const badge: Partial<Record<Tab, number | undefined>> = { patients: t?.patients, studies: t?.studies, series: t?.series };
+  const badge: Partial<Record<Tab, number | undefined>> = { patients: t?.patients, studies: t?.studies, series: t?.series, cart: props.cartItems };
   const move = (e: KeyboardEvent) => {
     const i = TABS.indexOf(props.tab);
     const next = e.key === 'ArrowRight' ? TABS[(i + 1) % TABS.length] : e.key === 'ArrowLeft' ? TABS[(i - 1 + TABS.length) % TABS.length] : null;

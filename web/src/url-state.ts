@@ -6,7 +6,7 @@
 
 import type { AttributeInfo, Bound, CountMode, Filter } from './api.ts';
 
-export const TABS = ['charts', 'collections', 'patients', 'studies', 'series', 'export', 'sql'] as const;
+export const TABS = ['charts', 'collections', 'patients', 'studies', 'series', 'export', 'sql', 'cart'] as const;
 export type Tab = (typeof TABS)[number];
 
 export interface ViewState {

@@ -9,11 +9,12 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { allCollections, post, get, type Citations, type CollectionInfo, type CountMode, type Facets, type Filter, type TermFacet } from '../api.ts';
 import { count as fmtCount, size } from '../format.ts';
-import { ErrorBox } from './common.tsx';
+import { CartToggle, ErrorBox } from './common.tsx';
 
 type SortKey = 'name' | 'cancer' | 'location' | 'species' | 'subjects' | 'program' | 'cohort' | 'total';
 
 interface ListProps {
+  release: string;
   facets: Facets | null;
   mode: CountMode;
   onOpen: (id: string) => void;
@@ -117,6 +118,7 @@ export function CollectionsList(props: ListProps) {
               {head('total', `${cap(props.mode)} in release`, true)}
               <th scope="col">Licenses</th>
               <th scope="col">Supporting data</th>
+              <th scope="col">Cart</th>
             </tr>
           </thead>
           <tbody>
@@ -149,6 +151,9 @@ export function CollectionsList(props: ListProps) {
                 </td>
                 <td>{licensesOf(c) || '—'}</td>
                 <td>{c.supporting_data ?? '—'}</td>
+                <td>
+                  <CartToggle kind="collections" id={c.collection_id} release={props.release} />
+                </td>
               </tr>
             ))}
           </tbody>

@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import type { Cell } from '../api.ts';
+import { hasItem, toggleItems, useCart, type Kind } from '../cart.ts';
 import { size } from '../format.ts';
 
 async function copyText(text: string): Promise<boolean> {
@@ -110,4 +111,22 @@ export function CellView(props: { column: string; value: Cell }) {
     );
   }
   return <>{s}</>;
+}
+
+/** Add one item to the cart, or take it out again. */
+export function CartToggle(props: { kind: Kind; id: string; release: string }) {
+  const c = useCart();
+  const inCart = hasItem(c, props.kind, props.id);
+  return (
+    <button
+      type="button"
+      class={`icon-btn cart-toggle${inCart ? ' in' : ''}`}
+      aria-pressed={inCart}
+      aria-label={`${inCart ? 'Remove' : 'Add'} ${props.id} ${inCart ? 'from' : 'to'} the cart`}
+      data-cart-toggle={props.id}
+      onClick={() => toggleItems(props.kind, [props.id], !inCart, props.release)}
+    >
+      {inCart ? '−' : '+'}
+    </button>
+  );
 }

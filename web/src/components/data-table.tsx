@@ -7,7 +7,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { post, type Filter, type TablePage } from '../api.ts';
 import { count } from '../format.ts';
-import { CellView, ErrorBox } from './common.tsx';
+import { toggleItems } from '../cart.ts';
+import { CartToggle, CellView, ErrorBox } from './common.tsx';
 
 export type Level = 'collections' | 'patients' | 'studies' | 'series';
 
@@ -42,9 +43,11 @@ const SHOWN: Partial<Record<Level, string[]>> = {
 };
 
 const NUMERIC = new Set(['patients', 'studies', 'series', 'size_MB', 'series_size_MB', 'instanceCount']);
-const PAGE_SIZES = [10, 25, 50, 100];
+const PAGE_SIZES = [10, 25, 50, 100, 500, 1000];
 
-export function DataTable(props: { level: Level; filter: Filter }) {
+const KEY_OF: Record<Level, string> = { collections: 'collection_id', patients: 'PatientID', studies: 'StudyInstanceUID', series: 'SeriesInstanceUID' };
+
+export function DataTable(props: { level: Level; filter: Filter; release: string }) {
   const [sort, setSort] = useState<{ col: string | null; order: 'asc' | 'desc' }>({ col: null, order: 'asc' });
   const [page, setPage] = useState(0);
   const [size, setSize] = useState(25);
@@ -103,11 +106,21 @@ export function DataTable(props: { level: Level; filter: Filter }) {
               {count(rows.total)} {props.level}
               {rows.total > 0 ? ` · rows ${count(rows.page * rows.page_size + 1)}–${count(rows.page * rows.page_size + rows.rows.length)}` : ''}
             </span>
+            <button
+              type="button"
+              class="btn ghost small"
+              data-add-page={props.level}
+              disabled={rows.rows.length === 0}
+              onClick={() => toggleItems(props.level, rows.rows.map((r) => String(r[KEY_OF[props.level]])), true, props.release)}
+            >
+              Add these {count(rows.rows.length)} {props.level} to the cart
+            </button>
           </div>
           <div class="scroll-x">
             <table class="data">
               <thead>
                 <tr>
+                  <th scope="col">Cart</th>
                   {columns.map((c) => {
                     const sortable = !['modalities', 'licenses', 'viewer_url'].includes(c);
                     const dir = sort.col === c ? (sort.order === 'asc' ? 'ascending' : 'descending') : 'none';
@@ -131,6 +144,9 @@ export function DataTable(props: { level: Level; filter: Filter }) {
               <tbody>
                 {rows.rows.map((r, i) => (
                   <tr key={i}>
+                    <td>
+                      <CartToggle kind={props.level} id={String(r[KEY_OF[props.level]])} release={props.release} />
+                    </td>
                     {columns.map((c) => (
                       <td key={c} class={NUMERIC.has(c) ? 'num' : undefined} data-col={c}>
                         {c === 'viewer_url' && typeof r[c] === 'string' ? (
