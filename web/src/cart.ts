@@ -80,8 +80,15 @@ export function itemCount(c: Cart): number {
   return c.cohorts.length + KINDS.reduce((n, k) => n + c.ids[k].length, 0);
 }
 
+/** Sets of a cart's ids, built once per cart value: a table of 1,000 rows asks for each of them. */
+const lookups = new WeakMap<Cart, Map<Kind, Set<string>>>();
+
 export function hasItem(c: Cart, kind: Kind, id: string): boolean {
-  return c.ids[kind].includes(id);
+  let m = lookups.get(c);
+  if (!m) lookups.set(c, (m = new Map()));
+  let set = m.get(kind);
+  if (!set) m.set(kind, (set = new Set(c.ids[kind])));
+  return set.has(id);
 }
 
 /** Add or remove identifiers of one kind; the cart takes the release of its first item. */

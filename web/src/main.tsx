@@ -107,12 +107,15 @@ function App() {
   const mode = view?.count ?? 'patients';
   const inflight = useRef<AbortController | null>(null);
   const first = useRef(true);
+  const lastAsk = useRef(0);
   useEffect(() => {
     if (!view) return;
     setLoading(true);
-    // The first counts are asked for at once; later ones after a short pause, so quick clicks make one request.
-    const delay = first.current ? 0 : DEBOUNCE_MS;
+    // A click after a quiet moment is asked for at once; a click close behind another waits a short pause, so quick clicks make one request.
+    const now = performance.now();
+    const delay = first.current || now - lastAsk.current > DEBOUNCE_MS ? 0 : DEBOUNCE_MS;
     first.current = false;
+    lastAsk.current = now;
     const timer = setTimeout(() => {
       inflight.current?.abort();
       const ac = new AbortController();
