@@ -111,3 +111,25 @@ test('refusals and warnings: a union inside a union, facets of a union, an empty
   const [all] = await s.ctx.engine.rows(`SELECT count(*)::INTEGER AS n FROM "index"`);
   assert.equal(empty.series, all!.n, 'an empty member selects everything, as the warning says');
 });
+
+test('the counts carry the cohort as SQL: run through /v3/sql it selects the same series, values with quotes included', async () => {
+  const [withQuote] = await s.ctx.engine.rows(`SELECT SeriesDescription AS d FROM "index" WHERE SeriesDescription LIKE '%''%' LIMIT 1`);
+  const filters = [
+    { any_of: union },
+    { terms: { Modality: ['CT'] }, ranges: { StudyDate: { gte: '2000-01-01' }, instanceCount: { gte: 10 } } },
+    { terms: { cancer_types: ['Lung Cancer'] }, any_of: union },
+  ];
+  for (const f of filters) {
+    const counts = await ok<{ series: number; sql: string }>('/v3/cohort/counts', f);
+    assert.match(counts.sql, /^SELECT \* FROM "index" WHERE /);
+    const r = await ok<{ rows: { n: number }[] }>('/v3/sql', { sql: `WITH cohort AS (${counts.sql}) SELECT count(*) AS n FROM cohort` });
+    assert.equal(Number(r.rows[0]!.n), counts.series, JSON.stringify(f));
+  }
+  // A value holding a quote is written as an SQL string literal, not cut.
+  if (withQuote) {
+    const counts = await ok<{ sql: string }>('/v3/cohort/counts', { terms: { PatientID: [`x'y`] } });
+    assert.ok(counts.sql.includes(`'x''y'`), counts.sql);
+    const r = await ok<{ rows: { n: number }[] }>('/v3/sql', { sql: `WITH cohort AS (${counts.sql}) SELECT count(*) AS n FROM cohort` });
+    assert.equal(Number(r.rows[0]!.n), 0);
+  }
+});

@@ -70,6 +70,18 @@ test('series, a collection and a cohort in the cart: totals equal SQL over their
   await b.page.reload();
   await b.page.locator(`[data-cart-totals="${totals}"]`).waitFor({ timeout: 15_000 });
 
+  // The SQL console takes the cart as the table cohort: its series add up to the cart's.
+  await b.page.getByRole('tab', { name: /^SQL/ }).click();
+  await b.page.locator('[data-use="cart"]').click();
+  await b.page.locator('[data-using="the cart"]').waitFor();
+  await b.page.locator('[data-action="run-sql"]').click();
+  await b.page.locator('.sql-result table tbody tr').first().waitFor({ timeout: 20_000 });
+  const series = await b.page.locator('.sql-result table tbody td[data-col="series"]').allTextContents();
+  assert.equal(series.reduce((a, t) => a + Number(t.replaceAll(',', '')), 0), want!.se, 'SQL over the cart counts its series');
+  await b.screenshot('cart-sql-1440');
+  await b.page.getByRole('tab', { name: /^Cart/ }).click();
+  await b.page.locator(`[data-cart-totals="${totals}"]`).waitFor({ timeout: 15_000 });
+
   const link = (await b.page.locator('[data-share-link]').inputValue()).trim();
   assert.match(link, /#cart=[A-Za-z0-9_-]+$/);
   await b.page.getByRole('button', { name: 'Empty the cart' }).click();

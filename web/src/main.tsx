@@ -9,7 +9,7 @@ import { get, hasFilter, post, type AttributeInfo, type CountMode, type Facets, 
 import { Charts } from './components/charts.tsx';
 import { ErrorBox, Note } from './components/common.tsx';
 import { DataTable, type Level } from './components/data-table.tsx';
-import { addCohort, cartFromHash, itemCount, setCart, useCart } from './cart.ts';
+import { addCohort, cartFilter, cartFromHash, itemCount, setCart, useCart } from './cart.ts';
 import { CartView } from './components/cart-view.tsx';
 import { CollectionPage, CollectionsList } from './components/collections-view.tsx';
 import { ExportPanel } from './components/export-panel.tsx';
@@ -243,7 +243,7 @@ function App() {
             ) : view.tab === 'cart' ? (
               <CartView release={boot.version.idc_version} />
             ) : view.tab === 'sql' ? (
-              <SqlConsole />
+              <SqlConsole cohort={view.filter} cart={itemCount(cartNow) > 0 ? { terms: {}, ranges: {}, ...cartFilter(cartNow) } : null} />
             ) : view.tab === 'collections' ? (
               page ? (
                 <CollectionPage

@@ -210,3 +210,23 @@ export async function compileFilter(ctx: AppContext, f: FilterObject | undefined
   if (empty) warnings.unshift('The filter is empty: the result covers the entire dataset.');
   return { where: empty ? 'TRUE' : clauses.join(' AND '), params, filters_applied: applied, warnings, empty };
 }
+
+/** A value as an SQL literal: strings quoted (quotes doubled), numbers as written. */
+function literal(v: Param): string {
+  if (typeof v === 'number' || typeof v === 'bigint') return String(v);
+  if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
+  if (v === null || v === undefined) return 'NULL';
+  return `'${String(v).replaceAll("'", "''")}'`;
+}
+
+/**
+ * The series of a compiled filter as one read-only SELECT with its values
+ * written in, for people and agents to build on with their own SQL. The
+ * clauses hold no '?' but their placeholders (identifiers come from the
+ * registry, values are bound), so each '?' takes the next value in order.
+ */
+export function cohortSql(compiled: CompiledFilter): string {
+  let i = 0;
+  const where = compiled.where.replace(/\?/g, () => literal(compiled.params[i++]!));
+  return `SELECT * FROM "index" WHERE ${where}`;
+}

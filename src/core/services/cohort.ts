@@ -4,7 +4,7 @@
 
 import type { AppContext } from '../context.ts';
 import type { Row } from '../engine/engine.ts';
-import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
+import { cohortSql, compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 import { COUNTS_SELECT, countsFromRow, type Counts } from './version.ts';
 import { field, invalidRequest, msg } from '../errors.ts';
 import { compileManifestFilter, downloadInfo, MANIFEST_ORDER, type CommandWriter, type DownloadInfo } from './manifest.ts';
@@ -14,6 +14,8 @@ export type FiltersApplied = CompiledFilter['filters_applied'];
 export interface CohortCounts extends Counts {
   filters_applied: FiltersApplied;
   warnings: string[];
+  /** The cohort's series as SQL over index, values written in. */
+  sql: string;
 }
 
 /** The counts query over a compiled filter. */
@@ -24,7 +26,7 @@ export async function countsOf(ctx: AppContext, compiled: CompiledFilter): Promi
 export async function cohortCounts(ctx: AppContext, filter: FilterObject): Promise<CohortCounts> {
   const compiled = await compileFilter(ctx, filter);
   const counts = await countsOf(ctx, compiled);
-  return { ...counts, filters_applied: compiled.filters_applied, warnings: compiled.warnings };
+  return { ...counts, filters_applied: compiled.filters_applied, warnings: compiled.warnings, sql: cohortSql(compiled) };
 }
 
 export interface ManifestRow {

@@ -29,7 +29,15 @@ const countFields = {
 };
 
 export const Counts = Type.Object(countFields);
-const CountsResponse = Type.Object({ ...countFields, filters_applied: FiltersApplied, warnings: Warnings });
+const CountsResponse = Type.Object({
+  ...countFields,
+  filters_applied: FiltersApplied,
+  warnings: Warnings,
+  sql: Type.String({
+    description:
+      'The cohort as one read-only SELECT over index with its values written in: run it, or build on it, with POST /v3/sql, e.g. WITH cohort AS (<sql>) SELECT Modality, count(*) FROM cohort GROUP BY 1.',
+  }),
+});
 
 const Download = Type.Object({
   total_series: Type.Integer(),

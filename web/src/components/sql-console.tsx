@@ -1,18 +1,37 @@
 // SQL console over POST /v3/sql: an editor (Ctrl/⌘+Enter runs), the tables
 // and their columns at hand (click to insert), the result with its
 // truncation flag, the engine's own error messages (with their "Did you
-// mean" hints) and a CSV download of the result.
+// mean" hints) and a CSV download of the result. The current cohort or the
+// cart can be put in as a table, `cohort`, from the SQL the service gives
+// for the filter (the counts route's `sql`), so the query shows how.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, post, type SqlResult, type TableSchema, type TableSummary } from '../api.ts';
+import { get, hasFilter, post, type Filter, type SqlResult, type TableSchema, type TableSummary } from '../api.ts';
 import { count, csv, saveText, stamp } from '../format.ts';
 import { CellView, ErrorBox, Note } from './common.tsx';
 
 const EXAMPLE = 'SELECT collection_id, Modality, count(*) AS series, round(sum(series_size_MB) / 1e3, 1) AS size_GB\nFROM index\nGROUP BY ALL\nORDER BY series DESC\nLIMIT 20';
 const SHOWN_ROWS = 500;
 
-export function SqlConsole() {
+/** The query with a cohort's SQL as the table `cohort`. */
+function withCohort(cohortSql: string): string {
+  return `WITH cohort AS (\n  ${cohortSql}\n)\nSELECT Modality, count(DISTINCT PatientID) AS patients, count(*) AS series, round(sum(series_size_MB) / 1e3, 1) AS size_GB\nFROM cohort\nGROUP BY ALL\nORDER BY series DESC`;
+}
+
+export function SqlConsole(props: { cohort: Filter; cart: Filter | null }) {
   const [sql, setSql] = useState(EXAMPLE);
+  const [using, setUsing] = useState<string | null>(null);
+  const useTable = async (which: 'cohort' | 'cart') => {
+    try {
+      const f = which === 'cart' && props.cart ? props.cart : props.cohort;
+      const r = await post<{ sql: string }>('/v3/cohort/counts', f);
+      setSql(withCohort(r.sql));
+      setUsing(which === 'cart' ? 'the cart' : 'the current cohort');
+      setError(null);
+    } catch (e) {
+      setError(e);
+    }
+  };
   const [maxRows, setMaxRows] = useState(1000);
   const [result, setResult] = useState<SqlResult | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -99,6 +118,20 @@ export function SqlConsole() {
         )}
       </aside>
       <div class="sql-main">
+        <div class="row" data-sql-cohort>
+          <span class="muted small">Query as a table named cohort:</span>
+          <button type="button" class="btn ghost small" disabled={!hasFilter(props.cohort)} onClick={() => void useTable('cohort')} data-use="cohort">
+            The current cohort
+          </button>
+          <button type="button" class="btn ghost small" disabled={!props.cart} onClick={() => void useTable('cart')} data-use="cart">
+            The cart
+          </button>
+          {using ? (
+            <span class="muted small" data-using={using}>
+              The query starts with {using} as <code>WITH cohort AS (SELECT * FROM index WHERE …)</code>: edit what follows, or the filter itself.
+            </span>
+          ) : null}
+        </div>
         <label for="sql-editor" class="sr-label">
           SQL (one read-only SELECT or WITH statement)
         </label>
@@ -159,7 +192,7 @@ export function SqlConsole() {
                   {result.rows.slice(0, SHOWN_ROWS).map((r, i) => (
                     <tr key={i}>
                       {result.columns.map((c) => (
-                        <td key={c}>
+                        <td key={c} data-col={c}>
                           <CellView column={c} value={r[c] ?? null} />
                         </td>
                       ))}
