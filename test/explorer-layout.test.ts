@@ -127,6 +127,24 @@ test('the collections list: in-cohort and release counts by SQL, search; a colle
   assert.deepEqual(new URL(b.page.url()).searchParams.getAll('collection_id'), [first]);
 });
 
+test('an analysis result: its patients in the list and its page counts equal SQL; axe on the page', async () => {
+  await b.page.setViewportSize({ width: 1440, height: 900 });
+  const [top] = await s.ctx.engine.rows(
+    `SELECT analysis_result_id AS a, count(DISTINCT PatientID)::INTEGER AS p, count(DISTINCT StudyInstanceUID)::INTEGER AS st, count(*)::INTEGER AS se
+     FROM "index" WHERE analysis_result_id IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`,
+  );
+  const id = String(top!.a);
+  await b.page.goto(`${s.url}/?tab=collections`);
+  const row = b.page.locator(`[data-view="analysis-list"] tr[data-analysis="${id}"]`);
+  await row.locator(`[data-in-cohort="${top!.p}"]`).waitFor({ timeout: 20_000 });
+  await row.locator('a').click();
+  const page = b.page.locator(`[data-analysis-page="${id}"]`);
+  await page.locator(`[data-detail-counts="${top!.p}/${top!.st}/${top!.se}"]`).waitFor({ timeout: 15_000 });
+  await page.locator('p.cite').first().waitFor();
+  await b.screenshot('layout-synthetic-1440-analysis-page');
+  assert.deepEqual(await axe(b.page), [], 'axe on an analysis-result page');
+});
+
 test('a chart is operable from the keyboard: arrows then Enter select the value shown', async () => {
   await b.page.setViewportSize({ width: 1440, height: 900 });
   await b.page.goto(`${s.url}/?tab=charts`);

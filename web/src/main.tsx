@@ -10,6 +10,7 @@ import { Charts } from './components/charts.tsx';
 import { ErrorBox, Note } from './components/common.tsx';
 import { DataTable, type Level } from './components/data-table.tsx';
 import { addCohort, cartFilter, cartFromHash, itemCount, setCart, useCart } from './cart.ts';
+import { AnalysisList, AnalysisPage } from './components/analysis-view.tsx';
 import { CartView } from './components/cart-view.tsx';
 import { CollectionPage, CollectionsList } from './components/collections-view.tsx';
 import { ExportPanel } from './components/export-panel.tsx';
@@ -245,9 +246,19 @@ function App() {
             ) : view.tab === 'sql' ? (
               <SqlConsole cohort={view.filter} cart={itemCount(cartNow) > 0 ? { terms: {}, ranges: {}, ...cartFilter(cartNow) } : null} />
             ) : view.tab === 'collections' ? (
-              page ? (
+              page?.kind === 'analysis' ? (
+                <AnalysisPage
+                  id={page.id}
+                  mode={mode}
+                  onBack={() => openPage(null)}
+                  onCohort={(filter) => {
+                    openPage(null);
+                    update({ ...view, filter, tab: 'charts' });
+                  }}
+                />
+              ) : page ? (
                 <CollectionPage
-                  id={page}
+                  id={page.id}
                   mode={mode}
                   onBack={() => openPage(null)}
                   onCohort={(filter) => {
@@ -256,7 +267,11 @@ function App() {
                   }}
                 />
               ) : (
-                <CollectionsList facets={facets} mode={mode} onOpen={openPage} release={boot.version.idc_version} />
+                <>
+                  <CollectionsList facets={facets} mode={mode} onOpen={(id) => openPage({ kind: 'collection', id })} release={boot.version.idc_version} />
+                  <h2 class="section-title">Analysis results</h2>
+                  <AnalysisList facets={facets} mode={mode} onOpen={(id) => openPage({ kind: 'analysis', id })} />
+                </>
               )
             ) : (
               <DataTable level={view.tab as Level} filter={view.filter} release={boot.version.idc_version} />
@@ -268,22 +283,29 @@ function App() {
   );
 }
 
-/** The collection page open (#collection=<id>), kept in the hash so the cohort's query stays as it is. */
-function useHashPage(): [string | null, (id: string | null) => void] {
-  const read = () => new URLSearchParams(location.hash.slice(1)).get('collection');
-  const [id, setId] = useState<string | null>(read);
+/** The collection or analysis-result page open (#collection=<id>, #analysis=<id>), kept in the hash so the cohort's query stays as it is. */
+type PageRef = { kind: 'collection' | 'analysis'; id: string };
+
+function useHashPage(): [PageRef | null, (p: PageRef | null) => void] {
+  const read = (): PageRef | null => {
+    const h = new URLSearchParams(location.hash.slice(1));
+    const c = h.get('collection');
+    const a = h.get('analysis');
+    return c ? { kind: 'collection', id: c } : a ? { kind: 'analysis', id: a } : null;
+  };
+  const [ref, setRef] = useState<PageRef | null>(read);
   useEffect(() => {
-    const on = () => setId(read());
+    const on = () => setRef(read());
     addEventListener('hashchange', on);
     return () => removeEventListener('hashchange', on);
   }, []);
-  const open = (next: string | null) => {
-    if (next) location.hash = `collection=${encodeURIComponent(next)}`;
+  const open = (next: PageRef | null) => {
+    if (next) location.hash = `${next.kind}=${encodeURIComponent(next.id)}`;
     else history.pushState(null, '', `${location.pathname}${location.search}`);
-    setId(next);
+    setRef(next);
     requestAnimationFrame(() => document.getElementById('main')?.focus());
   };
-  return [id, open];
+  return [ref, open];
 }
 
 /** Below this width the filters leave the page for a drawer (styles.css uses the same number). */

@@ -1,0 +1,194 @@
+// Analysis results (derived datasets: segmentations, annotations, radiomics)
+// as the portal lists them: title, source collections, modalities, license,
+// subjects, patients in the cohort, and a page for each (DOI, citation,
+// counts by modality, description, open as the cohort), at #analysis=<id>.
+
+import { useEffect, useState } from 'preact/hooks';
+import { get, post, type Citations, type CountMode, type Facets, type Filter, type TermFacet } from '../api.ts';
+import { count as fmtCount } from '../format.ts';
+import { ErrorBox } from './common.tsx';
+
+export interface AnalysisResult {
+  analysis_result_id: string;
+  analysis_result_title: string | null;
+  source_DOI: string | null;
+  source_url: string | null;
+  subjects: number | null;
+  collections: string | null;
+  modalities: string | null;
+  license_short_name: string | null;
+  description: string | null;
+}
+
+let all: Promise<AnalysisResult[]> | null = null;
+function analysisResults(): Promise<AnalysisResult[]> {
+  all ??= get<AnalysisResult[]>('/v3/analysis_results').catch((e: unknown) => {
+    all = null;
+    throw e;
+  });
+  return all;
+}
+
+export function AnalysisList(props: { facets: Facets | null; mode: CountMode; onOpen: (id: string) => void }) {
+  const [rows, setRows] = useState<AnalysisResult[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [query, setQuery] = useState('');
+  useEffect(() => {
+    analysisResults().then(setRows).catch(setError);
+  }, []);
+  if (error) return <ErrorBox error={error} title="Analysis results failed" />;
+  if (!rows) return <div class="muted">Loading analysis results…</div>;
+  const f = props.facets?.facets.analysis_result_id as TermFacet | undefined;
+  const inCohort = new Map((f?.values ?? []).map((v) => [v.value, v.filtered_count]));
+  const q = query.trim().toLowerCase();
+  const shown = rows
+    .filter((r) => q === '' || [r.analysis_result_id, r.analysis_result_title, r.collections, r.modalities].some((x) => (x ?? '').toLowerCase().includes(q)))
+    .sort((a, b) => (inCohort.get(b.analysis_result_id) ?? 0) - (inCohort.get(a.analysis_result_id) ?? 0) || a.analysis_result_id.localeCompare(b.analysis_result_id));
+  return (
+    <section data-view="analysis-list">
+      <div class="row">
+        <input type="search" class="search grow" placeholder="Search title, collections, modalities" aria-label="Search analysis results" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+        <span class="muted small">
+          {fmtCount(shown.length)} of {fmtCount(rows.length)} analysis results
+        </span>
+      </div>
+      <div class="scroll-x">
+        <table class="data">
+          <thead>
+            <tr>
+              <th scope="col">Analysis result</th>
+              <th scope="col">Source collections</th>
+              <th scope="col">Modalities</th>
+              <th scope="col">License</th>
+              <th scope="col" class="num">
+                Subjects
+              </th>
+              <th scope="col" class="num">
+                {props.mode} in cohort
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((r) => (
+              <tr key={r.analysis_result_id} data-analysis={r.analysis_result_id}>
+                <td>
+                  <a href={`#analysis=${encodeURIComponent(r.analysis_result_id)}`} onClick={(e) => (e.preventDefault(), props.onOpen(r.analysis_result_id))}>
+                    {r.analysis_result_title ?? r.analysis_result_id}
+                  </a>
+                  <div class="mono muted small">{r.analysis_result_id}</div>
+                </td>
+                <td>
+                  <span class="clamp" title={r.collections ?? ''}>
+                    {r.collections ?? '—'}
+                  </span>
+                </td>
+                <td>{r.modalities ?? '—'}</td>
+                <td>{r.license_short_name ?? '—'}</td>
+                <td class="num">{r.subjects === null ? '—' : fmtCount(r.subjects)}</td>
+                <td class="num" data-in-cohort={inCohort.get(r.analysis_result_id) ?? 0}>
+                  {fmtCount(inCohort.get(r.analysis_result_id) ?? 0)}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+function plainText(html: string | null): string {
+  if (!html) return '';
+  return (new DOMParser().parseFromString(html, 'text/html').body.textContent ?? '').trim();
+}
+
+export function AnalysisPage(props: { id: string; mode: CountMode; onBack: () => void; onCohort: (f: Filter) => void }) {
+  const [r, setR] = useState<AnalysisResult | null>(null);
+  const [mods, setMods] = useState<TermFacet | null>(null);
+  const [totals, setTotals] = useState<Facets['totals'] | null>(null);
+  const [cite, setCite] = useState<string[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    const ac = new AbortController();
+    const filters = { terms: { analysis_result_id: [props.id] } };
+    analysisResults()
+      .then((rs) => {
+        const found = rs.find((x) => x.analysis_result_id === props.id);
+        if (found) setR(found);
+        else setError(new Error(`No analysis result has analysis_result_id '${props.id}'.`));
+      })
+      .catch(setError);
+    post<Facets>('/v3/cohort/facets', { filters, attributes: ['Modality'], count: props.mode, limit: 100 }, ac.signal)
+      .then((f) => {
+        setMods(f.facets.Modality as TermFacet);
+        setTotals(f.totals);
+      })
+      .catch(() => {});
+    post<Citations>('/v3/citations', { filters, citation_format: 'apa' }, ac.signal)
+      .then((c) => setCite(c.citations.map((x) => (typeof x === 'string' ? x : JSON.stringify(x)))))
+      .catch(() => {});
+    return () => ac.abort();
+  }, [props.id, props.mode]);
+  if (error) return <ErrorBox error={error} title={`Analysis result ${props.id}`} />;
+  if (!r) return <div class="muted">Loading {props.id}…</div>;
+  return (
+    <article class="card detail" data-view="analysis-page" data-analysis-page={r.analysis_result_id}>
+      <div class="card-head">
+        <button type="button" class="link" onClick={props.onBack}>
+          ← All analysis results
+        </button>
+        <button type="button" class="btn" onClick={() => props.onCohort({ terms: { analysis_result_id: [r.analysis_result_id] }, ranges: {} })}>
+          Open as the cohort
+        </button>
+      </div>
+      <h2>{r.analysis_result_title ?? r.analysis_result_id}</h2>
+      <dl class="facts">
+        <dt>Analysis result ID</dt>
+        <dd class="mono">{r.analysis_result_id}</dd>
+        <dt>Source collections</dt>
+        <dd>{r.collections ?? '—'}</dd>
+        <dt>Counts</dt>
+        <dd data-detail-counts={totals ? `${totals.patients}/${totals.studies}/${totals.series}` : ''}>
+          {totals ? `${fmtCount(totals.patients)} patients · ${fmtCount(totals.studies)} studies · ${fmtCount(totals.series)} series` : '…'}
+        </dd>
+        <dt>Modalities</dt>
+        <dd>{r.modalities ?? '—'}</dd>
+        <dt>License</dt>
+        <dd>{r.license_short_name ?? '—'}</dd>
+        <dt>DOI</dt>
+        <dd>
+          {r.source_DOI ? (
+            <a href={`https://doi.org/${r.source_DOI}`} target="_blank" rel="noopener noreferrer">
+              {r.source_DOI}
+            </a>
+          ) : (
+            '—'
+          )}
+        </dd>
+      </dl>
+      {mods ? (
+        <>
+          <h3>{props.mode} by modality</h3>
+          <table class="data narrow-table">
+            <tbody>
+              {mods.values
+                .filter((v) => v.count > 0)
+                .map((v) => (
+                  <tr key={v.value} data-modality={v.value}>
+                    <th scope="row">{v.value}</th>
+                    <td class="num" data-count={v.count}>
+                      {fmtCount(v.count)}
+                    </td>
+                  </tr>
+                ))}
+            </tbody>
+          </table>
+        </>
+      ) : null}
+      <h3>Citation</h3>
+      {cite ? cite.map((c) => <p key={c} class="cite">{c}</p>) : <p class="muted">Loading…</p>}
+      <h3>Description</h3>
+      <p class="description">{plainText(r.description) || '—'}</p>
+    </article>
+  );
+}
