@@ -6,6 +6,7 @@
 // endpoint). The command lines of the payload, which name this service's
 // routes and the downloader's flags, are written by the caller (src/contract).
 
+import { manifestCapOf } from '../../config.ts';
 import type { AppContext } from '../context.ts';
 import type { Param } from '../engine/engine.ts';
 import { Spool } from '../engine/spool.ts';
@@ -135,15 +136,15 @@ async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
   if (!MANIFEST_FORMATS.includes(format)) {
     throw invalidQuery(msg`Unknown ${field('format')} ${JSON.stringify(req.format)}. Allowed values: ${MANIFEST_FORMATS.join(', ')} (default urls).`);
   }
-  const cap = ctx.config.manifestCap;
+  const cap = manifestCapOf(ctx.config);
   const limit = req.limit ?? cap;
-  if (!Number.isInteger(limit) || limit < 1 || limit > cap) {
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > cap) {
     throw invalidRequest(msg`${field('limit')} must be an integer from 1 to ${cap}; got ${JSON.stringify(limit)}.`);
   }
   const compiled = await compileManifestFilter(ctx, req.filters);
   const line = lineExpression(ctx, store, format);
-  /** Lines [offset, offset + count) of the manifest. */
-  const lines = `SELECT ${line.sql} AS line FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER} LIMIT ? OFFSET ?`;
+  /** Lines [offset, offset + count) of the manifest (bound as BIGINTs: no cap is the largest exact integer). */
+  const lines = `SELECT ${line.sql} AS line FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?::BIGINT OFFSET ?::BIGINT`;
   return { store, format, limit, compiled, lines, params: [...line.params, ...compiled.params] };
 }
 
@@ -158,6 +159,11 @@ function metaOf(o: Awaited<ReturnType<typeof openManifest>>, total: number): Man
     filters_applied: o.compiled.filters_applied,
     warnings: [...o.compiled.warnings],
   };
+}
+
+/** The last line of a cut manifest: a comment every manifest reader skips. */
+export function truncationLine(m: Pick<ManifestMeta, 'returned' | 'total' | 'limit'>): string {
+  return `# Truncated: ${m.returned} of ${m.total} series listed (limit ${m.limit}); ${m.total - m.returned} series are not in this list. Raise the limit or narrow the filter to get them.`;
 }
 
 /**
@@ -208,14 +214,13 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
   if (spool.error) throw spool.error;
   const meta = metaOf(o, toNumber(count?.n));
   const header: string[] = [];
-  if (meta.format === 's5cmd') {
-    header.push(`# Run with: ${s5cmdRun(ctx, meta.store)}`);
-    if (meta.truncated) header.push(`# Truncated: ${meta.returned} of ${meta.total} series (limit ${meta.limit}); narrow the filter to get the rest.`);
-  }
+  if (meta.format === 's5cmd') header.push(`# Run with: ${s5cmdRun(ctx, meta.store)}`);
   async function* body(): AsyncGenerator<Buffer> {
     try {
       if (header.length > 0) yield Buffer.from(header.join('\n') + '\n');
       yield* spool.drain();
+      // A cut list says so in its own last line, not only in headers a saved file loses.
+      if (meta.truncated) yield Buffer.from(truncationLine(meta) + '\n');
     } finally {
       // The reader stopped (finished, failed or gone): so does the producer.
       stop.abort(new WorkCancelled('the manifest reader stopped'));
@@ -284,7 +289,7 @@ export function downloadInfo(
   ctx: AppContext,
   args: { applied: CompiledFilter['filters_applied']; total_series: number; size_TB: number; size_MB: number; preview: string[]; commands: CommandWriter },
 ): DownloadInfo {
-  const cap = ctx.config.manifestCap;
+  const cap = manifestCapOf(ctx.config);
   const truncated = args.total_series > cap;
   const stores = ctx.dataset.stores;
   const written = args.commands(args.applied);
@@ -294,7 +299,9 @@ export function downloadInfo(
     `idqs: run the per-collection lines, or the --filters line, or save the manifest with save_manifest and run the --manifest line. ` +
     `s5cmd: run the two lines of s5cmd_cloud1 (${stores.cloud1.name}) or s5cmd_cloud2 (${stores.cloud2.name}) in order. ` +
     `cloud2 is reached through its S3-compatible endpoint ${stores.cloud2.endpoint}, so its URLs keep the s3:// scheme.` +
-    (truncated ? ` The manifest is capped at ${cap} series and this cohort has ${args.total_series}: split it (e.g. by collection_id) to get everything.` : '');
+    (truncated
+      ? ` This server caps a manifest at ${cap} series and this cohort has ${args.total_series}: its last line says how many were left out; split the cohort (e.g. by collection_id or PatientID range) to get everything.`
+      : '');
   return {
     total_series: args.total_series,
     idc_commands: written.idc_commands,
