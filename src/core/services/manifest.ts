@@ -23,6 +23,9 @@ export type { StoreKey };
 /** Order of manifest pages, manifest.txt lines and the preview (SeriesInstanceUID makes it total). */
 export const MANIFEST_ORDER = 'collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID';
 
+/** Columns a manifest line is built from (URL, bucket map, folders). */
+const LINE_COLUMNS = 'collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, aws_bucket, crdc_series_uuid, series_cloud1_url';
+
 export const MANIFEST_FORMATS = ['urls', 's5cmd'] as const;
 export type ManifestFormat = (typeof MANIFEST_FORMATS)[number];
 
@@ -128,6 +131,8 @@ export interface ManifestLines extends ManifestMeta {
 
 /** Lines per block of the text body. */
 const BLOCK_LINES = 1024;
+/** Most lines one query of the text body produces (128 blocks); the next one resumes after them. */
+const RUN_LINES = 128 * BLOCK_LINES;
 
 /** Check the request and count the cohort; the SQL of its lines. */
 async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
@@ -144,7 +149,8 @@ async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
   const compiled = await compileManifestFilter(ctx, req.filters);
   const line = lineExpression(ctx, store, format);
   /** Lines [offset, offset + count) of the manifest (bound as BIGINTs: no cap is the largest exact integer). */
-  const lines = `SELECT ${line.sql} AS line FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?::BIGINT OFFSET ?::BIGINT`;
+  // The line is built after the sort, for the rows taken only: the sort carries narrow keys, not long lines.
+  const lines = `SELECT ${line.sql} AS line FROM (SELECT ${LINE_COLUMNS} FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?::BIGINT OFFSET ?::BIGINT)`;
   return { store, format, limit, compiled, lines, params: [...line.params, ...compiled.params] };
 }
 
@@ -186,20 +192,31 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
   const run = { signal: both, timeoutMs: ctx.config.exportTimeoutMs, timeoutSetting: 'IDQS_EXPORT_TIMEOUT_MS' };
   const produce = async () => {
     let offset = 0;
+    let bytes = 0;
     while (offset < o.limit) {
-      const outcome = await ctx.engine.produceExport(blocks, [...o.params, o.limit - offset, offset], (chunk) => {
-        const text = chunk.getColumnVector(0);
+      // Each query produces about one spool of lines (the first one RUN_LINES, then by the bytes per
+      // line seen): the engine chunk that unread blocks keep alive stays near the spool's size, and a
+      // fast reader needs few queries (each one sorts the cohort again).
+      const perRun = offset === 0 ? RUN_LINES : Math.max(RUN_LINES, Math.floor(spool.highWater / (bytes / offset)));
+      const take = Math.min(o.limit - offset, perRun);
+      let got = 0;
+      const outcome = await ctx.engine.produceExport(blocks, [...o.params, take, offset], (chunk) => {
         const counts = chunk.getColumnVector(1);
         const sizes = chunk.getColumnVector(2);
-        // Blocks are read from the engine's chunk when the reader takes them, not here.
+        // Blocks are read from the engine's chunk when the reader takes them, not here; the
+        // closure holds the chunk itself, so its memory lives as long as a block still needs it.
         for (let r = 0; r < chunk.rowCount; r++) {
-          spool.push({ bytes: Number(sizes.getItem(r) as bigint), read: () => Buffer.from(text.getItem(r) as string) });
-          offset += counts.getItem(r) as number;
+          const size = Number(sizes.getItem(r) as bigint);
+          spool.push({ bytes: size, read: () => Buffer.from(chunk.getColumnVector(0).getItem(r) as string) });
+          bytes += size;
+          const n = counts.getItem(r) as number;
+          offset += n;
+          got += n;
         }
         return !spool.full;
       }, run);
-      if (outcome === 'end') break;
-      // Paused: the reader is behind; resume from here once it has caught up, without holding a connection.
+      if (outcome === 'end' && got < take) break; // the cohort ended
+      // The reader is behind: resume from here once it has caught up, without holding a connection.
       await spool.drained(both);
     }
   };
