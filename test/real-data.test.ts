@@ -378,7 +378,13 @@ async function readManifest(body: unknown, pauseMs = 0): Promise<{ text: string;
     bytes += value.length;
     if (!paused && bytes > 2 << 20) {
       paused = true;
-      await new Promise((res) => setTimeout(res, pauseMs));
+      // Stop reading; meanwhile make garbage so the collector runs (the server shares this process),
+      // as it would on a busy server: what the spool still holds must survive it.
+      const until = Date.now() + pauseMs;
+      while (Date.now() < until) {
+        for (let i = 0; i < 20; i++) void new Array(250_000).fill(i).map((x) => ({ x }));
+        await new Promise((res) => setTimeout(res, 50));
+      }
     }
   }
   return { text: Buffer.concat(parts).toString('utf8'), headers: r.headers };
