@@ -98,6 +98,11 @@ const SIZE = '^[0-9]+(\\.[0-9]+)?\\s*([kKmMgGtT]i?[bB]|[bB])$';
 const HTTP_URL = '^https?://[^\\s/?#]+(/[^\\s?#]*)?$';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** The manifest cap in effect: IDQS_MANIFEST_CAP, or when it is 0 (the default) none (the largest exact integer). */
+export function manifestCapOf(c: Pick<Config, 'manifestCap'>): number {
+  return c.manifestCap > 0 ? c.manifestCap : Number.MAX_SAFE_INTEGER;
+}
+
 const int = (def: number, min: number, max = Number.MAX_SAFE_INTEGER) => Type.Integer({ default: def, minimum: min, maximum: max });
 const size = (def: string) => Type.String({ default: def, pattern: SIZE, description: 'a size such as 512MB or 2GB' });
 const url = () => Type.String({ pattern: HTTP_URL, description: 'an http(s) URL' });
@@ -149,7 +154,7 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_CLINICAL_MAX_ROWS_CAP: { key: 'clinicalMaxRowsCap', schema: int(10_000, 1), doc: 'its ceiling' },
   IDQS_PAGE_SIZE: { key: 'pageSize', schema: int(100, 1), doc: 'manifest page size default' },
   IDQS_MAX_PAGE_SIZE: { key: 'maxPageSize', schema: int(5000, 1), doc: 'manifest page size ceiling' },
-  IDQS_MANIFEST_CAP: { key: 'manifestCap', schema: int(100_000, 1), doc: 'most URLs one manifest.txt returns' },
+  IDQS_MANIFEST_CAP: { key: 'manifestCap', schema: int(0, 0), doc: 'most series lines one manifest.txt (or s5cmd file) returns; `0`: the whole cohort. A cut body ends with a `#` line saying how many series were left out' },
   IDQS_VALUES_LIMIT: { key: 'valuesLimit', schema: int(100, 1), doc: 'attribute values default' },
   IDQS_VALUES_LIMIT_CAP: { key: 'valuesLimitCap', schema: int(10_000, 1), doc: 'attribute values ceiling' },
   IDQS_VIEWER_BASE_URL: { key: 'viewerBaseUrl', schema: { ...url(), default: 'https://viewer.imaging.datacommons.cancer.gov' }, doc: 'base of viewer links' },

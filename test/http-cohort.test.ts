@@ -322,7 +322,9 @@ test('POST /v3/cohort/manifest.txt streams the cloud1 URLs of the cohort in mani
   assert.equal(r.headers.get('x-total-count'), String(want.length));
   assert.equal(r.headers.get('x-returned-count'), String(want.length));
   assert.equal(r.headers.get('x-truncated'), 'false');
-  assert.equal(r.headers.get('x-manifest-limit'), String(s.ctx.config.manifestCap));
+  // No cap is configured by default: the whole cohort, and nothing in the body but URLs.
+  assert.equal(r.headers.get('x-manifest-limit'), 'none');
+  assert.ok(!got.some((l) => l.startsWith('#')));
 });
 
 test('manifest.txt: cloud2 and gcs give identical output, with buckets mapped by the dataset stores', async () => {
@@ -357,11 +359,14 @@ test('manifest.txt: an unknown source is 400 listing the allowed values', async 
   assert.match(fmt.error.message, /urls, s5cmd/);
 });
 
-test('manifest.txt: limit cuts the list and the headers say it is truncated', async () => {
+test('manifest.txt: limit cuts the list, the headers say it is truncated and the last line how many series are left out', async () => {
   const r = await s.post('/v3/cohort/manifest.txt', { filters: NLST_CT, limit: 7 });
-  const got = lines(await r.text());
+  const all = lines(await r.text());
+  const got = all.slice(0, -1);
   assert.equal(got.length, 7);
+  assert.ok(got.every((l) => l.startsWith('s3://')));
   const total = (await sqlCounts(`collection_id = 'nlst' AND Modality = 'CT'`, [])).series;
+  assert.equal(all.at(-1), `# Truncated: 7 of ${total} series listed (limit 7); ${total - 7} series are not in this list. Raise the limit or narrow the filter to get them.`);
   assert.equal(r.headers.get('x-total-count'), String(total));
   assert.equal(r.headers.get('x-returned-count'), '7');
   assert.equal(r.headers.get('x-truncated'), 'true');
@@ -375,7 +380,9 @@ test('manifest.txt and manifest: limits above the manifest cap are lowered to it
   try {
     const r = await t.post('/v3/cohort/manifest.txt', { filters: NLST_CT, limit: 1000 });
     assert.equal(r.status, 200);
-    assert.equal(lines(await r.text()).length, 10);
+    const all = lines(await r.text());
+    assert.equal(all.length, 11);
+    assert.match(all[10]!, /^# Truncated: 10 of \d+ series listed \(limit 10\); \d+ series are not in this list\./);
     assert.equal(r.headers.get('x-manifest-limit'), '10');
     assert.equal(r.headers.get('x-returned-count'), '10');
     assert.equal(r.headers.get('x-truncated'), 'true');
@@ -384,7 +391,7 @@ test('manifest.txt and manifest: limits above the manifest cap are lowered to it
     const m = await json<Manifest>(await t.post('/v3/cohort/manifest', { filters: NLST_CT, page_size: 2 }));
     assert.equal(m.download.manifest_truncated, m.total_series > 10);
     assert.equal(m.download.manifest_truncated, true);
-    assert.match(m.download.note, /capped at 10/);
+    assert.match(m.download.note, /caps a manifest at 10 series/);
   } finally {
     await t.close();
   }

@@ -199,16 +199,34 @@ test('discovery answers are cacheable: ETag and 304', async () => {
   assert.equal(await again.text(), '');
 });
 
-test('a database without the /v2 tables answers the preview with 503 saying how to build one; discovery still works', async () => {
+test('a database without the /v2 tables answers from its index at series level and above; instance and TCGA names are a 400 saying why', async () => {
   const other = await startServer();
   try {
     other.ctx.catalog.v2Tables = [];
-    const r = await other.post('/v2/cohorts/manifest/preview', { cohort_def: {}, fields: ['PatientID'] });
+    const r = await other.post('/v2/cohorts/manifest/preview', { cohort_def: { filters: { Modality: ['CT'] } }, fields: ['PatientID'], counts: true, page_size: 5000 });
     const j = (await r.json()) as Json;
-    assert.equal(r.status, 503);
-    assert.equal(j.code, 503);
-    assert.match(j.message, /no \/v2 instance tables .*`idqs data generate`/);
-    // Read the body: one left unread keeps its connection busy, and closing the server then waits for the keep-alive timeout.
+    assert.equal(r.status, 200, JSON.stringify(j).slice(0, 300));
+    const want = await s.ctx.engine.rows(
+      `SELECT PatientID, sum(instanceCount)::BIGINT AS instance_count, count(*)::BIGINT AS series_count, count(DISTINCT StudyInstanceUID)::BIGINT AS study_count
+       FROM "index" WHERE Modality = 'CT' GROUP BY 1 ORDER BY 1 NULLS FIRST`,
+    );
+    assert.ok(want.length > 0);
+    assert.deepEqual(j.manifest.manifest_data, want.map((w) => ({ ...w, instance_count: Number(w.instance_count), series_count: Number(w.series_count), study_count: Number(w.study_count) })));
+    for (const [body, name] of [
+      [{ cohort_def: {}, fields: ['SOPInstanceUID'] }, 'SOPInstanceUID'],
+      [{ cohort_def: { filters: { race: ['WHITE'] } }, fields: ['PatientID'] }, 'race'],
+    ] as const) {
+      const bad = await other.post('/v2/cohorts/manifest/preview', body);
+      const e = (await bad.json()) as Json;
+      assert.equal(bad.status, 400);
+      assert.match(e.message, new RegExp(`^${name} is a valid (field|filter), but this server cannot answer it: `));
+    }
+    // Discovery lists what this database answers: no TCGA sources, no instance fields.
+    const fields = ((await (await other.get('/v2/fields')).json()) as Json).data_sources as { data_source: string; fields: string[] }[];
+    assert.deepEqual(fields.map((d) => d.data_source), ['v2.dicom_pivot']);
+    assert.ok(!fields[0]!.fields.includes('SOPInstanceUID') && fields[0]!.fields.includes('SeriesInstanceUID'));
+    const filters = ((await (await other.get('/v2/filters')).json()) as Json).data_sources as { data_source: string }[];
+    assert.deepEqual(filters.map((d) => d.data_source), ['v2.dicom_pivot']);
     const collections = await other.get('/v2/collections');
     assert.equal(collections.status, 200);
     const ids = (await s.ctx.engine.rows('SELECT collection_id FROM collections_index ORDER BY 1')).map((row) => row.collection_id);

@@ -329,7 +329,7 @@ test('citations errors: unknown format (checked first), unknown attribute, unkno
   await expectError(await cite({ citation_format: ['apa', 'ris'] }), 422, 'invalid_request', 'citation_format');
 });
 
-test('a DOI without a stored record is cited by DOI and listed in missing_metadata, in every format', async () => {
+test('a DOI without a stored record is cited from the release text; without that either, by DOI and listed in missing_metadata, in every format', async () => {
   // A copy of the test database with the record of nlst's own DOI removed.
   const dir = mkdtempSync(join(tmpdir(), 'idqs-cite-'));
   const copy = join(dir, 'cites.duckdb');
@@ -338,8 +338,28 @@ test('a DOI without a stored record is cited by DOI and listed in missing_metada
   const inst = await DuckDBInstance.create(copy);
   const conn = await inst.connect();
   await conn.run('DELETE FROM idqs_meta.bibliography WHERE doi = lower($1)', [own]);
+  const text = (await conn.runAndReadAll(`SELECT s.citation FROM (SELECT unnest(sources) AS s FROM collections_index) WHERE lower(s.source_doi) = lower($1)`, [own])).getRows()[0]![0] as string;
+  assert.ok(text, 'the generated release writes a citation for the DOI');
   conn.closeSync();
   inst.closeSync();
+  const fromRelease = await createContext(testConfig(), copy);
+  try {
+    const app = await buildApp(fromRelease);
+    const r = await app.inject({ method: 'POST', url: '/v3/citations', payload: { filters: { terms: { collection_id: ['nlst'] } }, citation_format: 'apa' } });
+    const body = r.json() as CitationsBody;
+    assert.deepEqual(body.missing_metadata, []);
+    assert.equal(body.citations[body.dois.indexOf(own)], text.replace(/\s+/g, ' ').trim());
+    await app.close();
+  } finally {
+    fromRelease.engine.close();
+  }
+  // Now without the release's own texts either.
+  const inst2 = await DuckDBInstance.create(copy);
+  const conn2 = await inst2.connect();
+  await conn2.run(`UPDATE collections_index SET sources = list_transform(sources, s -> struct_update(s, citation := NULL::VARCHAR))`);
+  await conn2.run(`UPDATE analysis_results_index SET citation = NULL`);
+  conn2.closeSync();
+  inst2.closeSync();
   const ctx = await createContext(testConfig(), copy);
   const app = await buildApp(ctx);
   try {

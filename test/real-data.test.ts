@@ -229,11 +229,12 @@ test('cohort routes: counts, manifests, licenses, citations, SQL and viewer link
     lic.licenses.map((l) => [l.license_short_name, l.series]).sort(),
     (await rows(`SELECT license_short_name AS l, count(*) AS n FROM p_index WHERE collection_id = 'nlst' GROUP BY 1`)).map((r) => [r.l, Number(r.n)]).sort(),
   );
-  // No bibliography ships with a real release: DOI-only citations, one per DOI of the cohort.
+  // No bibliography ships with a real release: each DOI of the cohort is cited from the release's own text.
   const cit = await post<{ dois: string[]; citations: string[]; missing_metadata: string[] }>('/v3/citations', { filters: { terms: { collection_id: [small, 'nlst'] } } });
   const dois = (await rows(`SELECT DISTINCT lower(source_DOI) AS d FROM p_index WHERE collection_id IN (${lit(small)}, 'nlst') AND source_DOI IS NOT NULL`)).map((r) => String(r.d));
   assert.deepEqual(sorted(cit.dois.map((d) => d.toLowerCase())), sorted(dois));
-  for (const [i, d] of cit.dois.entries()) assert.ok(cit.citations[i]!.includes(`https://doi.org/${d}`), d);
+  assert.deepEqual(cit.missing_metadata, []);
+  for (const [i, d] of cit.dois.entries()) assert.ok(cit.citations[i]!.toLowerCase().includes(`https://doi.org/${d.toLowerCase()}`), d);
 
   const q = await post<{ rows: Row[] }>('/v3/sql', { sql: `SELECT Modality, count(*) AS n FROM index WHERE collection_id = 'nlst' GROUP BY 1 ORDER BY n DESC, 1` });
   assert.deepEqual(q.rows.map((r) => [r.Modality, r.n]), (await rows(`SELECT Modality, count(*) AS n FROM p_index WHERE collection_id = 'nlst' GROUP BY 1 ORDER BY n DESC, 1`)).map((r) => [r.Modality, Number(r.n)]));
@@ -282,4 +283,169 @@ test('every agent tool answers on the real release as its route does', { skip },
   for (const uri of ['idc://guide', 'idc://tables']) assert.ok((await mcp.readResource({ uri })).contents.length === 1, uri);
   const missing = await call('get_collection', { collection_id: 'no_such_collection' });
   assert.match(JSON.stringify(missing.structuredContent), /not found/);
+});
+
+test('/v2 on the real release: previews at patient, study, series and version level from the index, against SQL; what it cannot answer is a 400 naming it', { skip }, async () => {
+  type Page = { code: number; manifest: { manifest_data: Row[]; rowsReturned: number; totalFound: number }; next_page: string; message?: string };
+  const v2 = async (path: string, body: unknown, status = 200) => {
+    const r = await s.post(path, body);
+    const j = (await r.json()) as Page;
+    assert.equal(r.status, status, `${path}: ${JSON.stringify(j).slice(0, 300)}`);
+    return j;
+  };
+  const num = (xs: Row[]) => xs.map((x) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'bigint' || (typeof v === 'string' && /_count$|^group_size$/.test(k)) ? Number(v) : v])));
+  // A collection of a few hundred to a few thousand series.
+  const coll = String((await rows(`SELECT collection_id FROM p_index GROUP BY 1 HAVING count(*) BETWEEN 300 AND 3000 ORDER BY count(*) DESC, 1 LIMIT 1`))[0]!.collection_id);
+  const where = `collection_id = ${lit(coll)}`;
+
+  const patients = await v2('/v2/cohorts/manifest/preview', { cohort_def: { filters: { collection_id: [coll] } }, fields: ['PatientID'], counts: true, group_size: true, page_size: 50000 });
+  const wantPatients = await rows(
+    `SELECT PatientID, sum(instanceCount) AS instance_count, count(*) AS series_count, count(DISTINCT StudyInstanceUID) AS study_count, sum(round(series_size_MB * 1e6))::BIGINT AS group_size
+     FROM p_index WHERE ${where} GROUP BY 1 ORDER BY 1 NULLS FIRST`,
+  );
+  assert.ok(wantPatients.length > 0);
+  assert.deepEqual(num(patients.manifest.manifest_data), num(wantPatients));
+  assert.equal(patients.manifest.totalFound, wantPatients.length);
+
+  const studies = await v2('/v2/cohorts/manifest/preview', { cohort_def: { filters: { collection_id: [coll], Modality: ['CT', 'MR'] } }, fields: ['StudyInstanceUID'], counts: true, page_size: 50000 });
+  const wantStudies = await rows(
+    `SELECT StudyInstanceUID, sum(instanceCount) AS instance_count, count(*) AS series_count FROM p_index WHERE ${where} AND Modality IN ('CT', 'MR') GROUP BY 1 ORDER BY 1 NULLS FIRST`,
+  );
+  assert.deepEqual(num(studies.manifest.manifest_data), num(wantStudies));
+
+  // Series level, paged to the end through nextPage.
+  const got: Row[] = [];
+  let page = await v2('/v2/cohorts/manifest/preview', { cohort_def: { filters: { collection_id: [coll] } }, fields: ['SeriesInstanceUID', 'aws_bucket', 'Modality'], counts: true, page_size: 97 });
+  got.push(...page.manifest.manifest_data);
+  while (page.next_page) {
+    page = await v2('/v2/cohorts/manifest/preview/nextPage', { next_page: page.next_page });
+    got.push(...page.manifest.manifest_data);
+  }
+  const wantSeries = await rows(`SELECT SeriesInstanceUID, aws_bucket, Modality, instanceCount AS instance_count FROM p_index WHERE ${where} ORDER BY SeriesInstanceUID, aws_bucket, Modality`);
+  assert.deepEqual(num(got), num(wantSeries));
+
+  // The whole release in one row, and a per-collection filter (cancer type) read from collections_index.
+  const totals = await v2('/v2/cohorts/manifest/preview', { cohort_def: {}, fields: [], counts: true });
+  const t = (await rows(`SELECT sum(instanceCount) AS instance_count, count(*) AS series_count, count(DISTINCT StudyInstanceUID) AS study_count, count(DISTINCT PatientID) AS patient_count, count(DISTINCT collection_id) AS collection_count FROM p_index`))[0]!;
+  assert.deepEqual(num(totals.manifest.manifest_data), num([t]));
+  const lung = await v2('/v2/cohorts/manifest/preview', { cohort_def: { filters: { CancerType: ['%lung%'] } }, fields: ['collection_id'], counts: true, page_size: 50000 });
+  const wantLung = await rows(
+    `SELECT i.collection_id, sum(instanceCount) AS instance_count, count(*) AS series_count, count(DISTINCT StudyInstanceUID) AS study_count, count(DISTINCT PatientID) AS patient_count
+     FROM p_index i JOIN p_collections c USING (collection_id) WHERE lower(c.cancer_types) LIKE '%lung%' GROUP BY 1 ORDER BY 1`,
+  );
+  assert.ok(wantLung.length > 1);
+  assert.deepEqual(num(lung.manifest.manifest_data), num(wantLung));
+
+  // Discovery lists what the release answers, and nothing else.
+  const filters = (await get<{ data_sources: { data_source: string; filters: { name: string }[] }[] }>('/v2/filters')).data_sources;
+  assert.deepEqual(filters.map((d) => d.data_source), ['v2.dicom_pivot']);
+  const names = filters[0]!.filters.map((f) => f.name);
+  for (const n of ['Modality', 'collection_id', 'CancerType', 'PatientID']) assert.ok(names.includes(n), n);
+  for (const n of ['SOPInstanceUID', 'race', 'SliceThickness_gte', 'sample_type']) assert.ok(!names.includes(n), n);
+  const fields = (await get<{ data_sources: { data_source: string; fields: string[] }[] }>('/v2/fields')).data_sources;
+  assert.deepEqual(fields.map((d) => d.data_source), ['v2.dicom_pivot']);
+  for (const n of ['SOPInstanceUID', 'cloud1_url', 'instance_size', 'gender']) assert.ok(!fields[0]!.fields.includes(n), n);
+  for (const n of ['SeriesInstanceUID', 'StudyInstanceUID', 'PatientID', 'cloud1_bucket']) assert.ok(fields[0]!.fields.includes(n), n);
+  const modalities = await get<{ values: unknown[] }>('/v2/filters/values/Modality');
+  assert.deepEqual(modalities.values, (await rows(`SELECT DISTINCT Modality AS v FROM p_index ORDER BY 1 NULLS FIRST`)).map((r) => r.v));
+
+  for (const [body, name, why] of [
+    [{ cohort_def: {}, fields: ['SOPInstanceUID'] }, 'SOPInstanceUID', /varies per instance/],
+    [{ cohort_def: {}, fields: ['aws_url'] }, 'cloud1_url', /varies per instance/],
+    [{ cohort_def: { filters: { race: ['WHITE'] } }, fields: ['PatientID'] }, 'race', /tcga_clinical_rel9 is not part of this release/],
+    [{ cohort_def: { filters: { SliceThickness_gte: [1] } }, fields: ['PatientID'] }, 'SliceThickness_gte', /no column for it/],
+  ] as const) {
+    const e = await v2('/v2/cohorts/manifest/preview', body, 400);
+    assert.ok(e.message!.startsWith(`${name} is a valid`), e.message);
+    assert.match(e.message!, why);
+  }
+  const raceValues = await s.get('/v2/filters/values/race');
+  assert.equal(raceValues.status, 400);
+});
+
+/** POST manifest.txt and read it; with `pauseMs`, stop reading for that long after the first 2 MB. */
+async function readManifest(body: unknown, pauseMs = 0): Promise<{ text: string; headers: Headers }> {
+  const r = await s.post('/v3/cohort/manifest.txt', body);
+  assert.equal(r.status, 200);
+  const reader = r.body!.getReader();
+  const parts: Uint8Array[] = [];
+  let bytes = 0;
+  let paused = pauseMs === 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
+    bytes += value.length;
+    if (!paused && bytes > 2 << 20) {
+      paused = true;
+      // Stop reading; meanwhile make garbage so the collector runs (the server shares this process),
+      // as it would on a busy server: what the spool still holds must survive it.
+      const until = Date.now() + pauseMs;
+      while (Date.now() < until) {
+        for (let i = 0; i < 20; i++) void new Array(250_000).fill(i).map((x) => ({ x }));
+        await new Promise((res) => setTimeout(res, 50));
+      }
+    }
+  }
+  return { text: Buffer.concat(parts).toString('utf8'), headers: r.headers };
+}
+
+test('the whole nlst manifest: as many lines as SELECT count(*), the same URLs in manifest order, also for a reader that stops for a while', { skip }, async () => {
+  const want = (await rows(`SELECT series_aws_url AS u FROM p_index WHERE collection_id = 'nlst' ORDER BY PatientID, StudyInstanceUID, SeriesInstanceUID`)).map((r) => String(r.u));
+  assert.equal(want.length, await scalar(`SELECT count(*) FROM p_index WHERE collection_id = 'nlst'`));
+  const fast = await readManifest({ filters: { terms: { collection_id: ['nlst'] } } });
+  assert.equal(fast.headers.get('x-truncated'), 'false');
+  assert.equal(fast.headers.get('x-total-count'), String(want.length));
+  const lines = fast.text.split('\n');
+  assert.equal(lines.pop(), '');
+  assert.equal(lines.length, want.length);
+  assert.ok(lines.every((l, i) => l === want[i]), 'every line is the URL SQL gives, in order');
+  // A reader that stops: the server pauses and resumes its queries; the body is the same, byte for byte.
+  const slow = await readManifest({ filters: { terms: { collection_id: ['nlst'] } } }, 3000);
+  assert.ok(slow.text === fast.text, 'the paused reader gets the same body');
+  // The s5cmd file: the run comment, then one cp line per series.
+  const s5 = (await readManifest({ filters: { terms: { collection_id: ['nlst'] } }, format: 's5cmd' })).text.split('\n').filter(Boolean);
+  assert.match(s5[0]!, /^# Run with: s5cmd /);
+  assert.equal(s5.length - 1, want.length);
+  assert.ok(s5.slice(1).every((l, i) => l.startsWith(`cp '${want[i]}' `)));
+});
+
+test('citations: every DOI of collections_index and analysis_results_index is cited from the release, with its title, in every format, through REST and MCP', { skip }, async () => {
+  // Each DOI of the two tables with its title as the release's citation writes it (the italic part) and its source title.
+  const want = await rows(
+    `WITH c AS (
+       SELECT lower(s.source_doi) AS doi, s.citation, s.source_title AS title FROM (SELECT unnest(sources) AS s FROM p_collections)
+       UNION ALL SELECT lower(source_DOI), citation, analysis_result_title FROM p_analysis)
+     SELECT doi, any_value(regexp_replace(regexp_extract(citation, '<i>(.*?)</i>', 1, 's'), '\\s+', ' ', 'g')) AS italic, any_value(title) AS title FROM c GROUP BY 1 ORDER BY 1`,
+  );
+  assert.ok(want.length >= 200, `${want.length} DOIs`);
+  const decode = (t: string) => t.replaceAll('&amp;', '&').replaceAll('&#39;', "'").replaceAll('&quot;', '"').replaceAll('&lt;', '<').replaceAll('&gt;', '>');
+  type Cit = { dois: string[]; citations: unknown[]; missing_metadata: string[]; count: number };
+  const byFormat: Record<string, Cit> = {};
+  for (const f of ['apa', 'bibtex', 'ris', 'csl-json']) byFormat[f] = await post<Cit>('/v3/citations', { filters: {}, citation_format: f });
+  const apa = byFormat.apa!;
+  assert.deepEqual(apa.missing_metadata, []);
+  const index = new Map(apa.dois.map((d, i) => [d.toLowerCase(), i]));
+  let withText = 0;
+  for (const w of want) {
+    const i = index.get(String(w.doi));
+    assert.ok(i !== undefined, `${w.doi} is cited`);
+    const text = apa.citations[i] as string;
+    assert.doesNotMatch(text, /<i>|&amp;|not available offline/, String(w.doi));
+    if (w.italic) assert.ok(text.includes(decode(String(w.italic)).trim()), `${w.doi}: ${text} has ${w.italic}`);
+    const bib = byFormat.bibtex!.citations[i] as string;
+    for (const key of ['title', 'author', 'year', 'doi']) assert.match(bib, new RegExp(`\\n  ${key} = \\{.+\\}`), `${w.doi} bibtex ${key}: ${bib}`);
+    assert.ok(bib.includes(`doi = {${apa.dois[i]}}`));
+    const ris = byFormat.ris!.citations[i] as string;
+    for (const tag of ['TY', 'AU', 'TI', 'PY', 'DO', 'ER']) assert.match(ris, new RegExp(`^${tag}  - `, 'm'), `${w.doi} ris ${tag}`);
+    const csl = byFormat['csl-json']!.citations[i] as { title: string; author: unknown[]; issued: { 'date-parts': number[][] }; DOI: string; publisher: string };
+    assert.ok(csl.title.startsWith(String(w.title).replace(/\s+/g, ' ').trim()), `${w.doi}: ${csl.title} / ${w.title}`);
+    assert.ok(csl.author.length > 0 && csl.issued['date-parts'][0]![0]! > 1990 && csl.publisher, `${w.doi}: ${JSON.stringify(csl)}`);
+    withText++;
+  }
+  process.stdout.write(`# citations with text: ${withText} of ${want.length} DOIs\n`);
+  // The agent tool gives the same citations.
+  const tool = (await mcp.callTool({ name: 'get_citations', arguments: { citation_format: 'bibtex' } })) as CallToolResult;
+  assert.ok(!tool.isError);
+  assert.deepEqual((tool.structuredContent as Cit).citations, byFormat.bibtex!.citations);
 });

@@ -4,7 +4,7 @@
 // where a route accepts it, is raised. Core services refuse values outside
 // their configured range, so every adapter applies this first, with its own caps.
 
-import type { Config } from '../config.ts';
+import { manifestCapOf, type Config } from '../config.ts';
 
 export interface Limit {
   default: number;
@@ -43,8 +43,8 @@ export function restLimits(c: Config) {
     clinicalRows: bounded(c.clinicalMaxRows, c.clinicalMaxRowsCap),
     /** POST /v3/cohort/manifest `page_size` (the public service clamps it to 1 and above). */
     pageSize: bounded(c.pageSize, c.maxPageSize, 1),
-    /** POST /v3/cohort/manifest.txt `limit`. */
-    manifestLines: bounded(c.manifestCap, c.manifestCap),
+    /** POST /v3/cohort/manifest.txt `limit` (no cap configured: the whole cohort). */
+    manifestLines: bounded(manifestCapOf(c), manifestCapOf(c)),
   };
 }
 

@@ -40,7 +40,12 @@ export function short(v: string | number, max = 28): string {
 
 /** Offer text as a file download. */
 export function saveText(name: string, text: string, type = 'text/plain'): void {
-  const url = URL.createObjectURL(new Blob([text], { type: `${type};charset=utf-8` }));
+  saveParts(name, [text], type);
+}
+
+/** Save text given in parts (a Blob of them: the parts are never joined into one string). */
+export function saveParts(name: string, parts: string[], type = 'text/plain'): void {
+  const url = URL.createObjectURL(new Blob(parts, { type: `${type};charset=utf-8` }));
   const a = document.createElement('a');
   a.href = url;
   a.download = name;

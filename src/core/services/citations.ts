@@ -1,6 +1,7 @@
 // Citations of a cohort, produced offline from the bibliography stored with
-// the dataset: one citation per distinct source DOI of the matching series,
-// plus the data platform's own paper. Formats: APA 7, BibTeX, RIS, CSL-JSON.
+// the dataset, else from the release's own citation texts (release-citations.ts):
+// one citation per distinct source DOI of the matching series, plus the data
+// platform's own paper. Formats: APA 7, BibTeX, RIS, CSL-JSON.
 // A DOI without a stored record still gets a (DOI-only) citation and is
 // reported in missing_metadata; nothing is dropped silently.
 
@@ -10,6 +11,7 @@ import { PLATFORM_CITATION } from '../data/platform-citation.ts';
 import type { BibRecord } from '../data/manifest.ts';
 import { field, invalidQuery, msg } from '../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
+import { releaseCitations } from './release-citations.ts';
 
 export const CITATION_FORMATS = ['apa', 'bibtex', 'csl-json', 'ris'] as const;
 export type CitationFormat = (typeof CITATION_FORMATS)[number];
@@ -39,10 +41,12 @@ export interface CslItem {
 
 export type Citation = string | CslItem;
 
-/** A DOI of the cohort and its stored record (null when the bibliography has none). */
+/** A DOI of the cohort and its stored record (null when neither the bibliography nor the release has one). */
 export interface DoiRecord {
   doi: string;
   record: BibRecord | null;
+  /** The release's own APA text (plain), when the record comes from it. */
+  apa?: string;
 }
 
 export interface FormattedCitations {
@@ -335,7 +339,7 @@ export function formatCitations(items: DoiRecord[], platform: BibRecord, format:
     const r = d.record;
     switch (format) {
       case 'apa':
-        return r ? formatApa(r) : apaMissing(d.doi);
+        return d.apa ?? (r ? formatApa(r) : apaMissing(d.doi));
       case 'bibtex':
         return r ? formatBibtex(r, keys) : bibtexMissing(d.doi, keys);
       case 'ris':
@@ -392,10 +396,14 @@ export async function cohortDois(ctx: AppContext, compiled: CompiledFilter): Pro
      SELECT d.doi, b.record FROM d LEFT JOIN idqs_meta.bibliography b ON b.doi = d.k ORDER BY d.k`,
     [...compiled.params, PLATFORM_DOI.toLowerCase()],
   );
+  const release = rows.some((r) => parseRecord(r.record) === null) ? await releaseCitations(ctx) : null;
   return rows.map((r) => {
     const doi = String(r.doi);
     const record = parseRecord(r.record);
-    return { doi: record?.doi ?? doi, record };
+    if (record) return { doi: record.doi, record };
+    // No stored record: the release's own citation of the DOI, if it has one.
+    const own = release?.get(doi.toLowerCase());
+    return own ? { doi, record: own.record, apa: own.apa } : { doi, record: null };
   });
 }
 

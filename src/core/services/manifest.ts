@@ -6,6 +6,7 @@
 // endpoint). The command lines of the payload, which name this service's
 // routes and the downloader's flags, are written by the caller (src/contract).
 
+import { manifestCapOf } from '../../config.ts';
 import type { AppContext } from '../context.ts';
 import type { Param } from '../engine/engine.ts';
 import { Spool } from '../engine/spool.ts';
@@ -21,6 +22,9 @@ export type { StoreKey };
 
 /** Order of manifest pages, manifest.txt lines and the preview (SeriesInstanceUID makes it total). */
 export const MANIFEST_ORDER = 'collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID';
+
+/** Columns a manifest line is built from (URL, bucket map, folders). */
+const LINE_COLUMNS = 'collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, aws_bucket, crdc_series_uuid, series_cloud1_url';
 
 export const MANIFEST_FORMATS = ['urls', 's5cmd'] as const;
 export type ManifestFormat = (typeof MANIFEST_FORMATS)[number];
@@ -127,6 +131,8 @@ export interface ManifestLines extends ManifestMeta {
 
 /** Lines per block of the text body. */
 const BLOCK_LINES = 1024;
+/** Most lines one query of the text body produces (128 blocks); the next one resumes after them. */
+const RUN_LINES = 128 * BLOCK_LINES;
 
 /** Check the request and count the cohort; the SQL of its lines. */
 async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
@@ -135,15 +141,16 @@ async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
   if (!MANIFEST_FORMATS.includes(format)) {
     throw invalidQuery(msg`Unknown ${field('format')} ${JSON.stringify(req.format)}. Allowed values: ${MANIFEST_FORMATS.join(', ')} (default urls).`);
   }
-  const cap = ctx.config.manifestCap;
+  const cap = manifestCapOf(ctx.config);
   const limit = req.limit ?? cap;
-  if (!Number.isInteger(limit) || limit < 1 || limit > cap) {
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > cap) {
     throw invalidRequest(msg`${field('limit')} must be an integer from 1 to ${cap}; got ${JSON.stringify(limit)}.`);
   }
   const compiled = await compileManifestFilter(ctx, req.filters);
   const line = lineExpression(ctx, store, format);
-  /** Lines [offset, offset + count) of the manifest. */
-  const lines = `SELECT ${line.sql} AS line FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER} LIMIT ? OFFSET ?`;
+  /** Lines [offset, offset + count) of the manifest (bound as BIGINTs: no cap is the largest exact integer). */
+  // The line is built after the sort, for the rows taken only: the sort carries narrow keys, not long lines.
+  const lines = `SELECT ${line.sql} AS line FROM (SELECT ${LINE_COLUMNS} FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?::BIGINT OFFSET ?::BIGINT)`;
   return { store, format, limit, compiled, lines, params: [...line.params, ...compiled.params] };
 }
 
@@ -158,6 +165,11 @@ function metaOf(o: Awaited<ReturnType<typeof openManifest>>, total: number): Man
     filters_applied: o.compiled.filters_applied,
     warnings: [...o.compiled.warnings],
   };
+}
+
+/** The last line of a cut manifest: a comment every manifest reader skips. */
+export function truncationLine(m: Pick<ManifestMeta, 'returned' | 'total' | 'limit'>): string {
+  return `# Truncated: ${m.returned} of ${m.total} series listed (limit ${m.limit}); ${m.total - m.returned} series are not in this list. Raise the limit or narrow the filter to get them.`;
 }
 
 /**
@@ -180,20 +192,31 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
   const run = { signal: both, timeoutMs: ctx.config.exportTimeoutMs, timeoutSetting: 'IDQS_EXPORT_TIMEOUT_MS' };
   const produce = async () => {
     let offset = 0;
+    let bytes = 0;
     while (offset < o.limit) {
-      const outcome = await ctx.engine.produceExport(blocks, [...o.params, o.limit - offset, offset], (chunk) => {
-        const text = chunk.getColumnVector(0);
+      // Each query produces about one spool of lines (the first one RUN_LINES, then by the bytes per
+      // line seen): the engine chunk that unread blocks keep alive stays near the spool's size, and a
+      // fast reader needs few queries (each one sorts the cohort again).
+      const perRun = offset === 0 ? RUN_LINES : Math.max(RUN_LINES, Math.floor(spool.highWater / (bytes / offset)));
+      const take = Math.min(o.limit - offset, perRun);
+      let got = 0;
+      const outcome = await ctx.engine.produceExport(blocks, [...o.params, take, offset], (chunk) => {
         const counts = chunk.getColumnVector(1);
         const sizes = chunk.getColumnVector(2);
-        // Blocks are read from the engine's chunk when the reader takes them, not here.
+        // Blocks are read from the engine's chunk when the reader takes them, not here; the
+        // closure holds the chunk itself, so its memory lives as long as a block still needs it.
         for (let r = 0; r < chunk.rowCount; r++) {
-          spool.push({ bytes: Number(sizes.getItem(r) as bigint), read: () => Buffer.from(text.getItem(r) as string) });
-          offset += counts.getItem(r) as number;
+          const size = Number(sizes.getItem(r) as bigint);
+          spool.push({ bytes: size, read: () => Buffer.from(chunk.getColumnVector(0).getItem(r) as string) });
+          bytes += size;
+          const n = counts.getItem(r) as number;
+          offset += n;
+          got += n;
         }
         return !spool.full;
       }, run);
-      if (outcome === 'end') break;
-      // Paused: the reader is behind; resume from here once it has caught up, without holding a connection.
+      if (outcome === 'end' && got < take) break; // the cohort ended
+      // The reader is behind: resume from here once it has caught up, without holding a connection.
       await spool.drained(both);
     }
   };
@@ -208,14 +231,13 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
   if (spool.error) throw spool.error;
   const meta = metaOf(o, toNumber(count?.n));
   const header: string[] = [];
-  if (meta.format === 's5cmd') {
-    header.push(`# Run with: ${s5cmdRun(ctx, meta.store)}`);
-    if (meta.truncated) header.push(`# Truncated: ${meta.returned} of ${meta.total} series (limit ${meta.limit}); narrow the filter to get the rest.`);
-  }
+  if (meta.format === 's5cmd') header.push(`# Run with: ${s5cmdRun(ctx, meta.store)}`);
   async function* body(): AsyncGenerator<Buffer> {
     try {
       if (header.length > 0) yield Buffer.from(header.join('\n') + '\n');
       yield* spool.drain();
+      // A cut list says so in its own last line, not only in headers a saved file loses.
+      if (meta.truncated) yield Buffer.from(truncationLine(meta) + '\n');
     } finally {
       // The reader stopped (finished, failed or gone): so does the producer.
       stop.abort(new WorkCancelled('the manifest reader stopped'));
@@ -284,7 +306,7 @@ export function downloadInfo(
   ctx: AppContext,
   args: { applied: CompiledFilter['filters_applied']; total_series: number; size_TB: number; size_MB: number; preview: string[]; commands: CommandWriter },
 ): DownloadInfo {
-  const cap = ctx.config.manifestCap;
+  const cap = manifestCapOf(ctx.config);
   const truncated = args.total_series > cap;
   const stores = ctx.dataset.stores;
   const written = args.commands(args.applied);
@@ -294,7 +316,9 @@ export function downloadInfo(
     `idqs: run the per-collection lines, or the --filters line, or save the manifest with save_manifest and run the --manifest line. ` +
     `s5cmd: run the two lines of s5cmd_cloud1 (${stores.cloud1.name}) or s5cmd_cloud2 (${stores.cloud2.name}) in order. ` +
     `cloud2 is reached through its S3-compatible endpoint ${stores.cloud2.endpoint}, so its URLs keep the s3:// scheme.` +
-    (truncated ? ` The manifest is capped at ${cap} series and this cohort has ${args.total_series}: split it (e.g. by collection_id) to get everything.` : '');
+    (truncated
+      ? ` This server caps a manifest at ${cap} series and this cohort has ${args.total_series}: its last line says how many were left out; split the cohort (e.g. by collection_id or PatientID range) to get everything.`
+      : '');
   return {
     total_series: args.total_series,
     idc_commands: written.idc_commands,

@@ -123,7 +123,7 @@ export async function v2Routes(app: FastifyInstance): Promise<void> {
       },
       config: cacheable,
     },
-    () => ({ code: 200, data_sources: v2Filters() }),
+    () => ({ code: 200, data_sources: v2Filters(ctx) }),
   );
 
   app.get(
@@ -153,7 +153,7 @@ export async function v2Routes(app: FastifyInstance): Promise<void> {
   app.get('/fields', { schema: fieldsSchema, config: cacheable }, async () => ({
     code: 200,
     idc_data_version: await checkFieldsVersion(ctx, 'current'),
-    data_sources: v2FieldsList(),
+    data_sources: v2FieldsList(ctx),
   }));
   app.get(
     '/fields/:version',
@@ -161,7 +161,7 @@ export async function v2Routes(app: FastifyInstance): Promise<void> {
     async (req) => ({
       code: 200,
       idc_data_version: await checkFieldsVersion(ctx, (req.params as { version: string }).version),
-      data_sources: v2FieldsList(),
+      data_sources: v2FieldsList(ctx),
     }),
   );
 

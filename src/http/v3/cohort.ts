@@ -89,7 +89,7 @@ const MANIFEST_TEXT_HEADERS = {
   'X-Total-Count': { type: 'integer', description: 'Series matching the filter.' },
   'X-Returned-Count': { type: 'integer', description: 'Series lines in the body: min(X-Total-Count, X-Manifest-Limit).' },
   'X-Truncated': { type: 'string', enum: ['true', 'false'], description: 'true when the limit cut the manifest.' },
-  'X-Manifest-Limit': { type: 'integer', description: 'Effective limit after clamping to the manifest cap.' },
+  'X-Manifest-Limit': { type: 'string', description: 'Effective limit after clamping to the manifest cap (an integer), or "none": the whole cohort.' },
   'X-Filter-Warnings': { type: 'string', description: 'JSON array of warnings (as in the JSON routes), present only when there are any.' },
 };
 
@@ -106,6 +106,8 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
   const limits = restLimits(ctx.config);
   const { default: pageSize, cap: maxPageSize } = limits.pageSize;
   const manifestCap = limits.manifestLines.cap;
+  /** IDQS_MANIFEST_CAP is set: manifests stop there (else the whole cohort). */
+  const capped = ctx.config.manifestCap > 0;
 
   app.post(
     '/cohort/counts',
@@ -165,7 +167,13 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
       source: Type.Optional(
         Type.String({ default: 'cloud1', description: 'Store whose URLs to list: cloud1 (default) or cloud2; aws and gcs are accepted as their names.' }),
       ),
-      limit: Type.Optional(Type.Integer({ minimum: 1, default: manifestCap, description: `Maximum lines, default and cap ${manifestCap} (larger values are clamped).` })),
+      limit: Type.Optional(
+        Type.Integer(
+          capped
+            ? { minimum: 1, default: manifestCap, description: `Most series lines, default and cap ${manifestCap} (larger values are clamped). A cut list ends with a # line saying how many series were left out.` }
+            : { minimum: 1, description: 'Most series lines; by default the whole cohort. A cut list ends with a # line saying how many series were left out.' },
+        ),
+      ),
       format: Type.Optional(
         Type.String({ default: 'urls', description: 'urls (one s3:// URL per line) or s5cmd (a cp command per series into idqs-data/<collection_id>/<PatientID>/<StudyInstanceUID>/<SeriesInstanceUID>/, for s5cmd run).' }),
       ),
@@ -182,7 +190,7 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
           'The full manifest as text/plain, streamed: one s3:// series URL per line (s3://<bucket>/<crdc_series_uuid>/*), in manifest-page order. ' +
           'source=cloud2 lists the buckets of the second store, reached through its S3-compatible endpoint (URLs keep s3://). ' +
           'format=s5cmd emits a cp line per series, preceded by a # comment with the s5cmd command to run the file. ' +
-          'Headers X-Total-Count, X-Returned-Count, X-Truncated and X-Manifest-Limit say whether the list is complete. At least one filter is required. ' +
+          'Headers X-Total-Count, X-Returned-Count, X-Truncated and X-Manifest-Limit say whether the list is complete; a list cut by limit (or by the server\'s IDQS_MANIFEST_CAP, unset by default) also ends with a line "# Truncated: ..." saying how many series were left out. At least one filter is required. ' +
           'A manifest that fails half-way ends with a line starting "# ERROR:" and an aborted transfer, never a clean end. ' +
           'Streamed exports share a budget (503 busy with Retry-After when full); a client that stops reading is cut after the write deadline.',
         body: ManifestTextBody,
@@ -206,7 +214,7 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
       reply.header('X-Total-Count', String(m.total));
       reply.header('X-Returned-Count', String(m.returned));
       reply.header('X-Truncated', String(m.truncated));
-      reply.header('X-Manifest-Limit', String(m.limit));
+      reply.header('X-Manifest-Limit', m.limit === Number.MAX_SAFE_INTEGER ? 'none' : String(m.limit));
       if (m.warnings.length > 0) reply.header('X-Filter-Warnings', headerJson(m.warnings));
       return sendBlocks(req, reply, m.body);
     },

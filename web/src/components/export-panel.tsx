@@ -5,13 +5,13 @@
 
 import { useEffect, useState } from 'preact/hooks';
 import { hasFilter, post, postText, type Citations, type Filter, type ManifestPayload, type TablePage } from '../api.ts';
-import { count, csv, saveText, size, stamp } from '../format.ts';
+import { count, csv, saveParts, saveText, size, stamp } from '../format.ts';
 import { CodeBlock, CopyButton, ErrorBox, Note } from './common.tsx';
 
 /** The citation formats of POST /v3/citations. */
 const CITATION_FORMATS = ['apa', 'bibtex', 'ris', 'csl-json'] as const;
-/** Most series rows fetched for a CSV/JSON export of the table (in pages of 5000). */
-const TABLE_EXPORT_CAP = 50_000;
+/** Series rows per request of a CSV/JSON export of the table (the whole cohort is fetched, page by page). */
+const TABLE_EXPORT_PAGE = 5000;
 
 export function ExportPanel(props: { filter: Filter; series: number | null }) {
   const filtered = hasFilter(props.filter);
@@ -156,26 +156,30 @@ function TableExport(props: { filter: Filter; series: number | null }) {
   const [error, setError] = useState<unknown>(null);
   const run = async (kind: 'csv' | 'json') => {
     setError(null);
-    const rows: Record<string, unknown>[] = [];
-    const columns: string[] = [];
+    // Each page becomes text at once and only the text parts are kept (saved as one Blob):
+    // the whole cohort is exported without ever holding all its rows as objects.
+    const parts: string[] = [];
+    let done = 0;
     try {
       for (let page = 0; ; page++) {
-        const t = await post<TablePage>('/v3/cohort/table', { filters: props.filter, level: 'series', page, page_size: 5000 });
-        if (page === 0) columns.push(...t.columns);
-        rows.push(...t.rows);
-        setProgress(`${count(rows.length)} of ${count(Math.min(t.total, TABLE_EXPORT_CAP))} rows`);
-        if (page + 1 >= t.total_pages || rows.length >= TABLE_EXPORT_CAP) break;
+        const t = await post<TablePage>('/v3/cohort/table', { filters: props.filter, level: 'series', page, page_size: TABLE_EXPORT_PAGE });
+        if (kind === 'csv') {
+          const text = csv(t.columns, t.rows);
+          parts.push(page === 0 ? text : text.slice(text.indexOf('\r\n') + 2));
+        } else if (t.rows.length > 0) parts.push(t.rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+        done += t.rows.length;
+        setProgress(`${count(done)} of ${count(t.total)} rows`);
+        if (page + 1 >= t.total_pages) break;
       }
       const name = `series_${stamp()}.${kind}`;
-      if (kind === 'csv') saveText(name, csv(columns, rows), 'text/csv');
-      else saveText(name, rows.map((r) => JSON.stringify(r)).join('\n') + '\n', 'application/x-ndjson');
-      setProgress(`Saved ${count(rows.length)} rows as ${name}`);
+      saveParts(name, parts, kind === 'csv' ? 'text/csv' : 'application/x-ndjson');
+      setProgress(`Saved ${count(done)} rows as ${name}`);
     } catch (e) {
       setError(e);
       setProgress(null);
     }
   };
-  const big = (props.series ?? 0) > TABLE_EXPORT_CAP;
+  const pages = Math.ceil((props.series ?? 0) / TABLE_EXPORT_PAGE);
   return (
     <section class="card" aria-labelledby="exp-table">
       <h3 id="exp-table">Series table</h3>
@@ -192,7 +196,7 @@ function TableExport(props: { filter: Filter; series: number | null }) {
           </span>
         ) : null}
       </div>
-      {big ? <p class="muted small">The cohort has more than {count(TABLE_EXPORT_CAP)} series: the first {count(TABLE_EXPORT_CAP)} are exported. Use the manifest or SQL for all of them.</p> : null}
+      {pages > 1 ? <p class="muted small">Every series is exported, fetched in {count(pages)} requests of {count(TABLE_EXPORT_PAGE)} rows.</p> : null}
       <ErrorBox error={error} />
     </section>
   );

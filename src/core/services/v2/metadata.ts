@@ -17,7 +17,7 @@ import {
 } from '../../registry/v2-api.ts';
 import { listAnalysisResults, listCollections, presentColumns } from '../collections.ts';
 import { toNumber } from '../numbers.ts';
-import { requireV2Tables } from './plan.ts';
+import { fieldWhyNot, filterWhyNot, notAnswerable, requireV2Rows, v2Rows } from './source.ts';
 
 export interface V2Version {
   idc_data_version: string;
@@ -149,15 +149,17 @@ export interface V2FilterInfo {
   units: string | null;
 }
 
-/** Filter names per data source (ranged attributes with their nine suffixes). */
-export function v2Filters(): { data_source: string; filters: V2FilterInfo[] }[] {
-  const all = filterNames();
+/** Filter names per data source (ranged attributes with their nine suffixes): those this database can answer. */
+export function v2Filters(ctx: AppContext): { data_source: string; filters: V2FilterInfo[] }[] {
+  const rows = v2Rows(ctx);
+  if (!rows) return [];
+  const all = filterNames().filter((f) => !filterWhyNot(rows, f.attribute));
   return V2_SOURCES.map((s) => ({
     data_source: sourceName(s),
     filters: all
       .filter((f) => f.attribute.source === s)
       .map((f) => ({ name: f.name, data_type: f.attribute.type, units: f.attribute.units })),
-  }));
+  })).filter((s) => s.filters.length > 0);
 }
 
 export const MAX_FILTER_VALUES = 5000;
@@ -169,11 +171,13 @@ export async function v2FilterValues(ctx: AppContext, name: string): Promise<{ v
   if (!isCategorical(f.attribute)) {
     throw invalidQuery(`Filter data type is ${f.attribute.type} not Categorical String or Categorical Numeric`);
   }
-  requireV2Tables(ctx);
+  const src = requireV2Rows(ctx);
+  const why = filterWhyNot(src, f.attribute);
+  if (why) throw notAnswerable('filter', f.name, why);
   return memo(ctx, `v2:values:${f.name}`, async () => {
     const a = f.attribute;
-    // dicom_pivot's categorical attributes are per series: the series table has every value.
-    const table = a.source === 'dicom_pivot' ? 'v2.dicom_series' : `v2.${a.source}`;
+    // dicom_pivot's categorical attributes are per series: the series relation has every value.
+    const table = a.source === 'dicom_pivot' ? src.series : `v2.${a.source}`;
     const col = a.type === 'Categorical String' ? `CAST(${qi(a.name)} AS VARCHAR)` : qi(a.name);
     const rows = await ctx.engine.rows(`SELECT DISTINCT ${col} AS v FROM ${table} ORDER BY v ASC NULLS FIRST LIMIT ${MAX_FILTER_VALUES + 1}`);
     const values = rows.map((r) => r.v ?? null);
@@ -181,14 +185,16 @@ export async function v2FilterValues(ctx: AppContext, name: string): Promise<{ v
   });
 }
 
-/** The fields a manifest may list, per data source, sorted case-insensitively. */
-export function v2FieldsList(): { data_source: string; fields: string[] }[] {
+/** The fields a manifest may list on this database, per data source, sorted case-insensitively. */
+export function v2FieldsList(ctx: AppContext): { data_source: string; fields: string[] }[] {
+  const rows = v2Rows(ctx);
+  if (!rows) return [];
   return V2_SOURCES.map((s) => ({
     data_source: sourceName(s),
-    fields: V2_FIELDS.filter((f) => f.source === s)
+    fields: V2_FIELDS.filter((f) => f.source === s && !fieldWhyNot(rows, f))
       .map((f) => f.name)
       .sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase())),
-  }));
+  })).filter((s) => s.fields.length > 0);
 }
 
 /** Check a /v2/fields/{version} path value: `current` or an existing "N.0". */

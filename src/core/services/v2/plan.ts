@@ -8,13 +8,13 @@
 // instead of tens of millions). Values are bound; identifiers come from the
 // registry.
 
-import type { AppContext } from '../../context.ts';
-import { invalidQuery, unavailable } from '../../errors.ts';
+import { invalidQuery } from '../../errors.ts';
 import type { Param } from '../../engine/engine.ts';
 import type { JsonValue } from '../../engine/json.ts';
 import { compileV2Filter, type Sql } from '../../filters/v2.ts';
 import { qi } from '../../registry/tables.ts';
-import { granularityOf, lookupField, type Granularity, type V2Field } from '../../registry/v2-api.ts';
+import { granularityOf, lookupField, lookupFilter, type Granularity, type V2Field } from '../../registry/v2-api.ts';
+import { fieldWhyNot, filterWhyNot, notAnswerable, type V2Rows } from './source.ts';
 import type { ManifestQuery } from './token.ts';
 
 export interface ManifestPlan {
@@ -31,15 +31,6 @@ export interface ManifestPlan {
   /** One row, `n`: rows of the whole manifest. */
   countSql: string;
   countParams: Param[];
-}
-
-export const NO_V2_TABLES =
-  'This database has no /v2 instance tables (v2.dicom_series, v2.dicom_instances, v2.series_totals). Build it from a dataset folder with v2/*.parquet, such as one written by `idqs data generate`.';
-
-export function requireV2Tables(ctx: AppContext): void {
-  for (const t of ['dicom_series', 'dicom_instances', 'series_totals']) {
-    if (!ctx.catalog.v2Tables.includes(t)) throw unavailable(NO_V2_TABLES);
-  }
 }
 
 /** A store URL of one instance: s3:// on both stores (cloud2 through its S3-compatible endpoint); gcs_url keeps gs://. */
@@ -76,22 +67,35 @@ const SERIES_KEYS = new Set(['SeriesInstanceUID', 'crdc_series_uuid']);
 
 const and = (parts: Sql[]): Sql => ({ text: parts.map((p) => p.text).join(' AND '), params: parts.flatMap((p) => p.params) });
 
-/** Plan a manifest query; the fields were checked by the caller. */
-export function planManifest(q: ManifestQuery): ManifestPlan {
+/** Refuse, by name, a field or filter these rows cannot answer. */
+function checkAnswerable(rows: V2Rows, fields: V2Field[], filterNames: string[]): void {
+  for (const f of fields) {
+    const why = fieldWhyNot(rows, f);
+    if (why) throw notAnswerable('field', f.name, why);
+  }
+  for (const name of filterNames) {
+    const why = filterWhyNot(rows, lookupFilter(name)!.attribute);
+    if (why) throw notAnswerable('filter', name, why);
+  }
+}
+
+/** Plan a manifest query over `rows`; a field or filter they cannot answer is a 400 naming it. */
+export function planManifest(q: ManifestQuery, rows: V2Rows): ManifestPlan {
   const compiled = compileV2Filter(q.filters);
   const fields = q.fields.map((name) => {
     const hit = lookupField(name);
     if (!hit) throw invalidQuery(`${name} is not a valid field.`);
     return { ...hit, key: name };
   });
+  checkAnswerable(rows, fields.map((f) => f.field), Object.keys(compiled.echo));
   const gran = granularityOf(fields.map((f) => f.field.name));
   const instanceMode = compiled.instance.length > 0 || fields.some((f) => f.field.level === 'instance');
   const clinicalFields = fields.filter((f) => f.field.level === 'clinical').map((f) => f.field.name);
   const bioFields = fields.filter((f) => f.field.level === 'biospecimen').map((f) => f.field.name);
 
-  const from = ['v2.dicom_series s'];
+  const from = [`${rows.series} s`];
   if (instanceMode) from.push('JOIN v2.dicom_instances i ON i."SeriesInstanceUID" = s."SeriesInstanceUID"');
-  else if (q.counts || q.group_size) from.push('JOIN v2.series_totals st ON st."SeriesInstanceUID" = s."SeriesInstanceUID"');
+  else if (q.counts || q.group_size) from.push(rows.totalsJoin);
   // TCGA fields: one row per distinct value combination of the case, so a series is counted once per group.
   const joinDistinct = (alias: string, table: string, cols: string[]) =>
     from.push(`LEFT JOIN (SELECT DISTINCT case_barcode, ${cols.map(qi).join(', ')} FROM v2.${table}) ${alias} ON ${alias}.case_barcode = s."PatientID"`);
@@ -145,7 +149,7 @@ export function planManifest(q: ManifestQuery): ManifestPlan {
   else if (keyed && !instanceMode) countSql = `SELECT count(*) AS n ${fromWhere}`;
   else if (keyed && compiled.instance.length === 0 && bioFields.length === 0 && clinicalFields.length === 0) {
     // Instances of the selected series, from the per-series totals.
-    countSql = `SELECT coalesce(sum(st.instance_count), 0)::BIGINT AS n FROM v2.dicom_series s JOIN v2.series_totals st ON st."SeriesInstanceUID" = s."SeriesInstanceUID"${whereSql ? ` WHERE ${whereSql.text}` : ''}`;
+    countSql = `SELECT coalesce(sum(st.instance_count), 0)::BIGINT AS n FROM ${rows.series} s ${rows.totalsJoin}${whereSql ? ` WHERE ${whereSql.text}` : ''}`;
   } else if (keyed) countSql = `SELECT count(*) AS n ${fromWhere}`;
   const order = keys.length ? ` ORDER BY ${keys.map((k) => `${qi(k)} ASC NULLS FIRST`).join(', ')}` : '';
   return {

@@ -12,7 +12,8 @@ import { busy, invalidQuery, msg, setting } from '../../errors.ts';
 import { WorkCancelled, currentWork, runWork } from '../../engine/work.ts';
 import type { Row } from '../../engine/engine.ts';
 import type { JsonValue } from '../../engine/json.ts';
-import { inlineSql, keysetCondition, planManifest, requireV2Tables, type ManifestPlan } from './plan.ts';
+import { inlineSql, keysetCondition, planManifest, type ManifestPlan } from './plan.ts';
+import { requireV2Rows } from './source.ts';
 import { parsePreviewBody } from './request.ts';
 import { ResultCache, materialized, slice } from './result-cache.ts';
 import { TokenCodec, type ManifestQuery, type PageCursor } from './token.ts';
@@ -213,8 +214,7 @@ function clampPageSize(ctx: AppContext, size: number | null, fallback: number): 
 /** POST /v2/cohorts/manifest/preview */
 export async function preview(ctx: AppContext, body: unknown): Promise<PreviewOutcome> {
   const req = parsePreviewBody(body);
-  requireV2Tables(ctx);
-  const plan = planManifest(req.query);
+  const plan = planManifest(req.query, requireV2Rows(ctx));
   const version = await currentVersion(ctx);
   const cohort_def: CohortDefEcho = {
     name: req.name,
@@ -239,8 +239,7 @@ export async function nextPage(ctx: AppContext, token: unknown, pageSize: number
     );
   }
   if (body === 'malformed') throw invalidQuery(`Invalid next_page token ${raw === null ? 'None' : raw}`);
-  requireV2Tables(ctx);
-  const plan = planManifest(body.query);
+  const plan = planManifest(body.query, requireV2Rows(ctx));
   const size = clampPageSize(ctx, pageSize, body.cursor.pageSize);
   return pageWithDeadline(ctx, body.query, plan, body.cursor, size);
 }
