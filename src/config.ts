@@ -191,7 +191,7 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_V2_ORPHAN_MS: { key: 'v2OrphanMs', schema: int(60_000, 1), doc: 'a page parked by a 202 and not collected within this is cancelled' },
   IDQS_V2_PARKED: { key: 'v2Parked', schema: int(32, 0, 10_000), doc: 'pages parked at once (503 `busy` beyond)' },
   IDQS_V2_CACHE_MB: { key: 'v2CacheMb', schema: int(512, 0), doc: 'memory for `/v2` manifests being paged; `0` disables' },
-  IDQS_TOKEN_SECRET: { key: 'tokenSecret', schema: Type.String({ default: '' }), doc: 'extra secret in the signing key of `/v2` page tokens' },
+  IDQS_TOKEN_SECRET: { key: 'tokenSecret', schema: Type.String({ default: '' }), doc: 'secret in the signing key of `/v2` page tokens (unset: a random one kept in the cache folder)' },
   IDQS_WORKERS: { key: 'workers', schema: int(0, 0, 256), doc: '`idqs serve` worker processes sharing one port (`0` = one per core, `1` = a single process)' },
 };
 
