@@ -296,6 +296,8 @@ test('2. a query that blows past the caller-SQL memory cap costs only its worker
     const j = assertV3Envelope(r.status, body, 'memory blow-up');
     assert.match(j.error.message, /memory/i);
     assert.match(j.error.message, /IDQS_SQL_MEMORY_LIMIT/);
+    // Callers cannot run SET: the engine's advice to its operator is not passed on.
+    assert.doesNotMatch(j.error.message, /\bSET\b|Possible solution/i);
     const ok = await within(15_000, t.post('/v3/sql', { sql: 'SELECT 42 AS a' }), 'SQL after the blow-up');
     assert.equal(ok.status, 200);
     assert.deepEqual(((await ok.json()) as Json).rows, [{ a: 42 }]);
@@ -526,6 +528,17 @@ test('9. range bounds beyond 64-bit integers are a 400 on every route and tool t
   const v2Text = await v2.text();
   assert.equal(v2.status, 400, v2Text.slice(0, 300));
   assertV2Envelope(400, v2Text, '/v2 preview with a huge bound');
+  // The exact 64-bit limits are in range (JSON's 9223372036854775807 reads as 2^63, one past the maximum).
+  const all = (await s.ctx.engine.one('SELECT count(*)::INTEGER AS n FROM "index"'))!.n;
+  const limits = await s.post('/v3/cohort/counts', '{"ranges": {"instanceCount": {"gte": -9223372036854775808, "lte": 9223372036854775807}}}');
+  const limitsText = await limits.text();
+  assert.equal(limits.status, 200, limitsText.slice(0, 300));
+  assert.equal((JSON.parse(limitsText) as Json).series, all);
+  const none = await s.post('/v3/cohort/counts', '{"ranges": {"instanceCount": {"gte": 9223372036854775807}}}');
+  assert.equal(none.status, 200);
+  assert.equal(((await none.json()) as Json).series, 0);
+  const v2Limit = await s.post('/v2/cohorts/manifest/preview', '{"cohort_def": {"filters": {"age_at_diagnosis_lte": [9223372036854775807]}}, "fields": [], "counts": true}');
+  assert.equal(v2Limit.status, 200, (await v2Limit.text()).slice(0, 300));
 });
 
 test('9. errors raised before routing use the envelope of their interface: 431, 414, bad URL encoding, bad JSON', async () => {

@@ -119,7 +119,7 @@ async function cachedRows(ctx: AppContext, plan: ManifestPlan, cursor: PageCurso
   const cache = resultCache(ctx);
   const bytes = cursor.total * rowBytes(plan);
   if (!cache.fits(bytes)) return null;
-  const key = JSON.stringify([plan.sql, plan.params]);
+  const key = JSON.stringify([plan.sql, plan.params.map((p) => (typeof p === 'bigint' ? String(p) : p))]);
   const m = await cache.get(key, bytes, async () => {
     const r = await ctx.engine.materialize(`SELECT to_json(q)::VARCHAR AS j FROM (${plan.unordered}) q ORDER BY ${qOrder(plan)}`, plan.params);
     return materialized(r.chunks);
