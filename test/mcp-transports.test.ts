@@ -221,11 +221,15 @@ test('the HTTP endpoint rejects malformed bodies and other methods with JSON-RPC
   assert.equal(notJson.status, 400);
   assert.deepEqual(notJson.json, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON' }, id: null });
 
-  const notRpc = await rpc({ hello: 'world' });
-  assert.equal(notRpc.status, 400);
-  assert.equal(notRpc.json.jsonrpc, '2.0');
-  assert.equal((notRpc.json.error as { code: number }).code, -32700);
-  assert.equal(notRpc.json.id, null);
+  // JSON that is not JSON-RPC is an invalid request (-32600); -32700 is for text that does not parse.
+  for (const body of [{ hello: 'world' }, { jsonrpc: '2.0' }, [1], [], 'x', [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, 7]]) {
+    const notRpc = await rpc(JSON.stringify(body));
+    assert.equal(notRpc.status, 400, JSON.stringify(body));
+    assert.equal(notRpc.json.jsonrpc, '2.0');
+    assert.equal((notRpc.json.error as { code: number }).code, -32600, JSON.stringify(body));
+    assert.match((notRpc.json.error as { message: string }).message, /^Invalid Request/);
+    assert.equal(notRpc.json.id, null);
+  }
 
   const empty = await rpc('');
   assert.equal(empty.status, 400);
