@@ -7,7 +7,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { ConfigError, configWarnings, loadConfig, type Config } from '../config.ts';
 import { IdqsError } from '../core/errors.ts';
 import { applyLimit, restLimits } from '../contract/limits.ts';
 import { registerDownload } from '../download/command.ts';
@@ -135,7 +135,11 @@ program
   .name('idqs')
   .description('IDQS: a read-only query service over public DICOM imaging metadata')
   .version(API_VERSION)
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Once per command (not again in each worker of a fleet), on stderr: stdout may carry data or JSON-RPC.
+  .hook('preAction', () => {
+    if (!isFleetWorker()) for (const w of configWarnings()) process.stderr.write(`warning: ${w}\n`);
+  });
 
 const serve = program
   .command('serve')
