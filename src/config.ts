@@ -1,7 +1,8 @@
 // Configuration from the environment: one schema of every setting (its
 // variable, type, bounds, default and meaning), checked once at start-up with
 // every problem reported at once, cross-checks (a default never above its
-// cap) and unknown IDQS_* names refused with a "did you mean". Every setting
+// cap) and unknown IDQS_* names warned about with a "did you mean" (another
+// program may export IDQS_ variables of its own). Every setting
 // is an IDQS_* variable except PORT and HOST; CLI flags win.
 
 import { homedir, tmpdir } from 'node:os';
@@ -196,7 +197,7 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_V2_ORPHAN_MS: { key: 'v2OrphanMs', schema: int(60_000, 1), doc: 'a page parked by a 202 and not collected within this is cancelled' },
   IDQS_V2_PARKED: { key: 'v2Parked', schema: int(32, 0, 10_000), doc: 'pages parked at once (503 `busy` beyond)' },
   IDQS_V2_CACHE_MB: { key: 'v2CacheMb', schema: int(512, 0), doc: 'memory for `/v2` manifests being paged; `0` disables' },
-  IDQS_TOKEN_SECRET: { key: 'tokenSecret', schema: Type.String({ default: '' }), doc: 'extra secret in the signing key of `/v2` page tokens' },
+  IDQS_TOKEN_SECRET: { key: 'tokenSecret', schema: Type.String({ default: '' }), doc: 'secret in the signing key of `/v2` page tokens (unset: a random one kept in the cache folder)' },
   IDQS_WORKERS: { key: 'workers', schema: int(0, 0, 256), doc: '`idqs serve` worker processes sharing one port (`0` = one per core, `1` = a single process)' },
 };
 
@@ -281,6 +282,19 @@ const CAPS: [string, string][] = [
   ['IDQS_V2_PAGE_SIZE', 'IDQS_V2_MAX_PAGE_SIZE'],
 ];
 
+/**
+ * IDQS_* variables that are no setting, each with a did-you-mean. Warnings,
+ * not errors: programs that start the server (a client's test harness
+ * exporting IDQS_BASE) may export variables of their own with the prefix.
+ */
+export function configWarnings(env: NodeJS.ProcessEnv = process.env): string[] {
+  const known = [...Object.keys(SETTINGS), ...Object.keys(OTHER_VARIABLES)].filter((n) => n.startsWith('IDQS_'));
+  return Object.keys(env)
+    .filter((name) => name.startsWith('IDQS_') && !(name in SETTINGS) && !(name in OTHER_VARIABLES) && env[name] !== undefined)
+    .sort()
+    .map((name) => `${name} is not a setting and is ignored.${suggestionText(suggest(name, known))} The settings are listed in the README (Configuration).`);
+}
+
 /** The configuration of `env`, or a ConfigError listing every problem. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
@@ -289,11 +303,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const v = env[name];
     if (v === undefined || v === '') continue;
     raw[name] = s.parse ? s.parse(v) : v;
-  }
-  for (const name of Object.keys(env)) {
-    if (!name.startsWith('IDQS_') || name in SETTINGS || name in OTHER_VARIABLES || env[name] === undefined) continue;
-    const near = suggest(name, [...Object.keys(SETTINGS), ...Object.keys(OTHER_VARIABLES)].filter((n) => n.startsWith('IDQS_')));
-    problems.push(`${name} is not a setting.${suggestionText(near)} The settings are listed in the README (Configuration).`);
   }
   const data: Record<string, unknown> = { ...raw };
   validators ??= compile();

@@ -291,14 +291,20 @@ test('manifest: pages follow each other; a page beyond the end is empty; include
   assert.match(negative.error.message, /page/);
 });
 
-test('manifest and manifest.txt refuse an empty filter with 400 pointing to counts', async () => {
-  for (const path of ['/v3/cohort/manifest', '/v3/cohort/manifest.txt']) {
-    for (const filters of [{}, { terms: { Modality: [] } }]) {
-      const body = await json<ErrorBody>(await s.post(path, { filters }), 400);
-      assert.equal(body.error.code, 'invalid_query');
-      assert.match(body.error.message, /at least one filter/);
-      assert.match(body.error.message, /\/v3\/cohort\/counts/);
-    }
+test('a manifest page with an empty filter pages the whole release with a warning; manifest.txt refuses it, pointing to counts', async () => {
+  const all = (await s.ctx.engine.one(`SELECT count(*)::INTEGER AS n FROM "index"`))!.n as number;
+  const first = (await s.ctx.engine.rows(`SELECT SeriesInstanceUID FROM "index" ${ORDER} LIMIT 3 OFFSET 6`)).map((r) => r.SeriesInstanceUID);
+  for (const body of [{}, { filters: {} }, { filters: { terms: { Modality: [] } } }]) {
+    const page = await json<{ total_series: number; series: Json[]; warnings: string[] }>(await s.post('/v3/cohort/manifest', { ...body, page: 2, page_size: 3 }), 200);
+    assert.equal(page.total_series, all);
+    assert.deepEqual(page.series.map((r) => r.SeriesInstanceUID), first);
+    assert.ok(page.warnings.some((w) => /filter is empty.*entire dataset/.test(w)), JSON.stringify(page.warnings));
+  }
+  for (const filters of [{}, { terms: { Modality: [] } }]) {
+    const body = await json<ErrorBody>(await s.post('/v3/cohort/manifest.txt', { filters }), 400);
+    assert.equal(body.error.code, 'invalid_query');
+    assert.match(body.error.message, /at least one filter/);
+    assert.match(body.error.message, /\/v3\/cohort\/counts/);
   }
   const none = await json<ErrorBody>(await s.post('/v3/cohort/manifest.txt', {}), 400);
   assert.match(none.error.message, /at least one filter/);

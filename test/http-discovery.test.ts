@@ -271,8 +271,15 @@ test('any column of index is accepted and values keep their JSON type; ties are 
   assert.ok(desc.values.length > 0);
 });
 
-test('limit out of range or not an integer is a 422 naming limit', async () => {
-  for (const q of ['limit=0', `limit=${s.ctx.config.valuesLimitCap + 1}`, 'limit=abc', 'limit=-1']) {
+test('limit above the cap is lowered to it with a warning; below 1 or not an integer is a 422 naming limit', async () => {
+  const cap = s.ctx.config.valuesLimitCap;
+  const want = await s.ctx.engine.rows(`SELECT Modality AS value, count(*)::INTEGER AS count FROM "index" WHERE Modality IS NOT NULL GROUP BY 1 ORDER BY count DESC, value LIMIT ${cap}`);
+  const above = await json<{ values: { value: string; count: number }[]; truncated: boolean; warnings: string[] }>(`/v3/attributes/Modality/values?limit=${cap + 5}`);
+  assert.deepEqual(above.values, want);
+  assert.deepEqual(above.warnings, [`limit ${cap + 5} is above the cap of ${cap}; lowered to ${cap}.`]);
+  const within = await json<Record<string, unknown>>('/v3/attributes/Modality/values?limit=3');
+  assert.equal('warnings' in within, false);
+  for (const q of ['limit=0', 'limit=abc', 'limit=-1']) {
     const body = await json<ErrorBody>(`/v3/attributes/Modality/values?${q}`, 422);
     assert.equal(body.error.code, 'invalid_request');
     assert.match(body.error.message, /limit/, q);

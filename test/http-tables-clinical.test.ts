@@ -279,6 +279,8 @@ test('GET /v3/clinical/tables/{table} gives engine types, labels and coded value
   assert.equal(body.name, `clinical.${CLIN}`);
   assert.match(body.description, /nlst/);
   assert.match(body.description, /dicom_patient_id = index\.PatientID/);
+  // The public service's {name, type, description} (description = the label), with our members kept.
+  for (const c of body.columns) assert.equal((c as unknown as { description: string }).description, c.label);
   assert.deepEqual(
     body.columns.map((c) => [c.name, c.type, c.label]),
     [
@@ -360,13 +362,18 @@ test('clinical rows: the default cap comes from config, max_rows is respected an
   assert.deepEqual(qualified.rows, expected.slice(0, 2));
 });
 
-test('clinical max_rows outside 1..cap or not an integer is a 422 naming max_rows', async () => {
+test('clinical max_rows below 1 or not an integer is a 422 naming max_rows; above the cap it is lowered to it, with a warning', async () => {
   const cap = withClin.ctx.config.clinicalMaxRowsCap;
-  for (const q of ['max_rows=0', `max_rows=${cap + 1}`, 'max_rows=two', 'max_row=5']) {
+  for (const q of ['max_rows=0', 'max_rows=two', 'max_row=5']) {
     const body = await json<ErrorBody>(withClin, `/v3/clinical/tables/${CLIN}/rows?${q}`, 422);
     assert.equal(body.error.code, 'invalid_request');
     assert.match(body.error.message, /max_rows?/, q);
   }
+  const expected = await withClin.ctx.engine.rows(`SELECT * FROM clinical.${CLIN} ORDER BY dicom_patient_id, age, stage, notes LIMIT ${cap}`);
+  const above = await json<{ rows: Obj[]; max_rows: number; warnings: string[] }>(withClin, `/v3/clinical/tables/${CLIN}/rows?max_rows=${cap + 1}`);
+  assert.equal(above.max_rows, cap);
+  assert.deepEqual(above.rows, expected);
+  assert.deepEqual(above.warnings, [`max_rows ${cap + 1} is above the cap of ${cap}; lowered to ${cap}.`]);
 });
 
 test('a build without clinical tables answers 404 on every clinical route, saying so', async () => {

@@ -247,7 +247,10 @@ test('next_page tokens: POST and GET forms agree, page_size may change, tokens s
   for (const bad of [flipped, tok.slice(0, -2), 'garbage', `${tok}x`]) {
     const r = await s.post(`${PREVIEW}/nextPage`, { next_page: bad });
     assert.equal(r.status, 400);
-    assert.deepEqual(withoutRequestId(await r.json()), { code: 400, message: `Invalid next_page token ${bad}` });
+    const m = withoutRequestId(await r.json()) as Json;
+    assert.equal(m.code, 400);
+    assert.match(m.message, /^Invalid next_page token[ :(]/);
+    assert.ok(!m.message.includes(bad), 'the token is not echoed');
   }
   const missing = await s.get(`${PREVIEW}/nextPage`);
   assert.deepEqual(withoutRequestId(await missing.json()), { code: 400, message: 'Invalid next_page token None' });

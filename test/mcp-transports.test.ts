@@ -58,7 +58,7 @@ async function exercise(client: Client): Promise<void> {
   const uris = resources.resources.map((r) => r.uri);
   assert.ok(uris.includes('idqs://guide') && uris.includes('idqs://tables') && uris.includes('idqs://schema/index'), uris.join(' '));
   const templates = await client.listResourceTemplates();
-  assert.deepEqual(templates.resourceTemplates.map((t) => t.uriTemplate), ['idqs://schema/{table}']);
+  assert.deepEqual(templates.resourceTemplates.map((t) => t.uriTemplate), ['idqs://schema/{table}', 'idc://schema/{table}']);
   const guide = await client.readResource({ uri: 'idqs://guide' });
   assert.match((guide.contents[0] as { text: string }).text, /Data model/);
   const schema = JSON.parse(((await client.readResource({ uri: 'idqs://schema/index' })).contents[0] as { text: string }).text) as { columns: { name: string }[] };
@@ -67,6 +67,10 @@ async function exercise(client: Client): Promise<void> {
     s.ctx.catalog.columns.get('index')!.map((c) => c.name),
   );
   await assert.rejects(client.readResource({ uri: 'idqs://schema/indx' }), /Unknown table 'indx'.*Did you mean 'index'/s);
+  // The public service's name of the same resource.
+  const alias = JSON.parse(((await client.readResource({ uri: 'idc://schema/index' })).contents[0] as { text: string }).text) as { columns: { name: string }[] };
+  assert.deepEqual(alias, schema);
+  await assert.rejects(client.readResource({ uri: 'idc://schema/indx' }), /Unknown table 'indx'/);
 
   // run_sql against independent SQL.
   const sql = 'SELECT collection_id, count(*) AS n FROM index GROUP BY 1 ORDER BY n DESC, collection_id';
@@ -221,11 +225,15 @@ test('the HTTP endpoint rejects malformed bodies and other methods with JSON-RPC
   assert.equal(notJson.status, 400);
   assert.deepEqual(notJson.json, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON' }, id: null });
 
-  const notRpc = await rpc({ hello: 'world' });
-  assert.equal(notRpc.status, 400);
-  assert.equal(notRpc.json.jsonrpc, '2.0');
-  assert.equal((notRpc.json.error as { code: number }).code, -32700);
-  assert.equal(notRpc.json.id, null);
+  // JSON that is not JSON-RPC is an invalid request (-32600); -32700 is for text that does not parse.
+  for (const body of [{ hello: 'world' }, { jsonrpc: '2.0' }, [1], [], 'x', [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, 7]]) {
+    const notRpc = await rpc(JSON.stringify(body));
+    assert.equal(notRpc.status, 400, JSON.stringify(body));
+    assert.equal(notRpc.json.jsonrpc, '2.0');
+    assert.equal((notRpc.json.error as { code: number }).code, -32600, JSON.stringify(body));
+    assert.match((notRpc.json.error as { message: string }).message, /^Invalid Request/);
+    assert.equal(notRpc.json.id, null);
+  }
 
   const empty = await rpc('');
   assert.equal(empty.status, 400);

@@ -17,7 +17,7 @@ import fc from 'fast-check';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ConfigError, loadConfig, type Config } from '../src/config.ts';
+import { ConfigError, configWarnings, loadConfig, type Config } from '../src/config.ts';
 import { createContext } from '../src/core/context.ts';
 import { buildServer } from '../src/server.ts';
 import { freePort, startServer, testConfig, testDataset, type TestServer } from './fixture.ts';
@@ -296,6 +296,8 @@ test('2. a query that blows past the caller-SQL memory cap costs only its worker
     const j = assertV3Envelope(r.status, body, 'memory blow-up');
     assert.match(j.error.message, /memory/i);
     assert.match(j.error.message, /IDQS_SQL_MEMORY_LIMIT/);
+    // Callers cannot run SET: the engine's advice to its operator is not passed on.
+    assert.doesNotMatch(j.error.message, /\bSET\b|Possible solution/i);
     const ok = await within(15_000, t.post('/v3/sql', { sql: 'SELECT 42 AS a' }), 'SQL after the blow-up');
     assert.equal(ok.status, 200);
     assert.deepEqual(((await ok.json()) as Json).rows, [{ a: 42 }]);
@@ -396,6 +398,11 @@ test('6. caller SQL reads no server file, runs no maintenance, learns no server 
     "SELECT current_setting('temp_directory') AS t",
     "SELECT current_setting('secret_directory') AS t",
     'SELECT * FROM duckdb_databases()',
+    'SELECT * FROM duckdb_databases',
+    'SELECT path FROM system.main.duckdb_databases',
+    'SELECT * FROM pragma_database_list',
+    'SELECT file FROM "PRAGMA_DATABASE_LIST"',
+    'SELECT d.* FROM (SELECT 1 AS x) t, pragma_database_list d',
     'SELECT * FROM duckdb_settings()',
     'SELECT * FROM duckdb_extensions()',
     "SELECT * FROM query('SELECT 1')",
@@ -521,6 +528,17 @@ test('9. range bounds beyond 64-bit integers are a 400 on every route and tool t
   const v2Text = await v2.text();
   assert.equal(v2.status, 400, v2Text.slice(0, 300));
   assertV2Envelope(400, v2Text, '/v2 preview with a huge bound');
+  // The exact 64-bit limits are in range (JSON's 9223372036854775807 reads as 2^63, one past the maximum).
+  const all = (await s.ctx.engine.one('SELECT count(*)::INTEGER AS n FROM "index"'))!.n;
+  const limits = await s.post('/v3/cohort/counts', '{"ranges": {"instanceCount": {"gte": -9223372036854775808, "lte": 9223372036854775807}}}');
+  const limitsText = await limits.text();
+  assert.equal(limits.status, 200, limitsText.slice(0, 300));
+  assert.equal((JSON.parse(limitsText) as Json).series, all);
+  const none = await s.post('/v3/cohort/counts', '{"ranges": {"instanceCount": {"gte": 9223372036854775807}}}');
+  assert.equal(none.status, 200);
+  assert.equal(((await none.json()) as Json).series, 0);
+  const v2Limit = await s.post('/v2/cohorts/manifest/preview', '{"cohort_def": {"filters": {"age_at_diagnosis_lte": [9223372036854775807]}}, "fields": [], "counts": true}');
+  assert.equal(v2Limit.status, 200, (await v2Limit.text()).slice(0, 300));
 });
 
 test('9. errors raised before routing use the envelope of their interface: 431, 414, bad URL encoding, bad JSON', async () => {
@@ -655,7 +673,13 @@ test('11. a bad configuration stops start-up with every problem, naming each var
   };
   assert.match(problems({ IDQS_VALUES_LIMIT: '20000' }), /IDQS_VALUES_LIMIT.*IDQS_VALUES_LIMIT_CAP/);
   assert.match(problems({ IDQS_SQL_MAX_ROWS: '12.5' }), /IDQS_SQL_MAX_ROWS.*integer/);
-  assert.match(problems({ IDQS_CONECTIONS: '4' }), /IDQS_CONECTIONS.*Did you mean 'IDQS_CONNECTIONS'/);
+  // An unknown IDQS_ name is a warning (with the did-you-mean), not a problem.
+  assert.equal(loadConfig({ IDQS_CONECTIONS: '4', IDQS_BASE: 'http://x' }).connections, 8);
+  assert.deepEqual(
+    configWarnings({ IDQS_CONECTIONS: '4', IDQS_BASE: 'http://x', IDQS_DB: 'a.duckdb' }).map((w) => w.split(' ')[0]),
+    ['IDQS_BASE', 'IDQS_CONECTIONS'],
+  );
+  assert.match(configWarnings({ IDQS_CONECTIONS: '4' })[0]!, /IDQS_CONECTIONS is not a setting.*Did you mean 'IDQS_CONNECTIONS'/);
   assert.match(problems({ IDQS_MEMORY_LIMIT: 'lots' }), /IDQS_MEMORY_LIMIT/);
   assert.match(problems({ IDQS_PUBLIC_URL: 'idqs.example.org' }), /IDQS_PUBLIC_URL/);
   assert.match(problems({ IDQS_TRUST_PROXY: 'maybe' }), /IDQS_TRUST_PROXY/);
@@ -666,14 +690,25 @@ test('11. a bad configuration stops start-up with every problem, naming each var
   assert.equal(loadConfig({ IDQS_VALUES_LIMIT: '10000' }).valuesLimit, 10_000);
 });
 
-test('11. idqs serve refuses a bad configuration before opening anything, naming the variable', async () => {
-  const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    const c = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { env: { ...process.env, IDQS_VALUES_LIMIT: '20000', IDQS_SQL_TIMOUT_MS: '5' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    c.stderr.on('data', (d) => (stderr += d));
-    c.on('close', (code) => resolve({ code, stderr }));
-  });
+test('11. idqs serve refuses a bad configuration before opening anything, naming the variable; an unknown IDQS_ name only warns', async () => {
+  const run = (args: string[], env: Record<string, string>) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const c = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      c.stdout.on('data', (d) => (stdout += d));
+      c.stderr.on('data', (d) => (stderr += d));
+      c.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  const r = await run(['serve', '--port', '0'], { IDQS_VALUES_LIMIT: '20000', IDQS_SQL_TIMOUT_MS: '5' });
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr, /IDQS_VALUES_LIMIT/);
-  assert.match(r.stderr, /IDQS_SQL_TIMOUT_MS.*IDQS_SQL_TIMEOUT_MS/);
+  assert.match(r.stderr, /warning: IDQS_SQL_TIMOUT_MS is not a setting.*IDQS_SQL_TIMEOUT_MS/);
+  // A variable some other program exported does not stop a command: it runs, and says once what it ignored.
+  const db = (await testDataset()).db;
+  const ok = await run(['sql', 'SELECT 41 + 1 AS n', '--db', db, '--format', 'json'], { IDQS_BASE: 'http://127.0.0.1:9', IDQS_CONECTIONS: '4' });
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stdout, /42/);
+  assert.equal(ok.stderr.match(/warning: IDQS_BASE is not a setting and is ignored/g)?.length, 1, ok.stderr);
+  assert.match(ok.stderr, /warning: IDQS_CONECTIONS is not a setting.*Did you mean 'IDQS_CONNECTIONS'/);
 });

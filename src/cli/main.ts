@@ -7,14 +7,14 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { ConfigError, configWarnings, loadConfig, type Config } from '../config.ts';
 import { IdqsError } from '../core/errors.ts';
 import { applyLimit, restLimits } from '../contract/limits.ts';
 import { registerDownload } from '../download/command.ts';
 import { reportCoreError } from './errors.ts';
 import { fetchReporter } from './fetch-progress.ts';
 import { progressReporter } from './progress.ts';
-import { fleetWorkerId, isFleetWorker, runFleet, workerSignals } from './serve-workers.ts';
+import { announceBanner, fleetWorkerId, isFleetWorker, runFleet, workerSignals } from './serve-workers.ts';
 
 // The engine, the server and the generator are imported when a command needs
 // them, so client commands (idqs download) start fast and never load DuckDB.
@@ -135,7 +135,11 @@ program
   .name('idqs')
   .description('IDQS: a read-only query service over public DICOM imaging metadata')
   .version(API_VERSION)
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Once per command (not again in each worker of a fleet), on stderr: stdout may carry data or JSON-RPC.
+  .hook('preAction', () => {
+    if (!isFleetWorker()) for (const w of configWarnings()) process.stderr.write(`warning: ${w}\n`);
+  });
 
 const serve = program
   .command('serve')
@@ -160,12 +164,17 @@ releaseOptions(serve, true)
       return;
     }
     const ctx = await createContext(cfg, db);
-    const app = await buildServer(ctx, { logger: { level: cfg.logLevel } });
+    // On a terminal, readable lines (one per request); otherwise JSON lines for a log collector.
+    const stream = process.stdout.isTTY ? (await import('./pretty-log.ts')).prettyLog() : undefined;
+    const app = await buildServer(ctx, { logger: { level: cfg.logLevel, stream } });
     const address = await app.listen({ port: o.port, host: o.host });
     // A warm caller-SQL worker for the first query.
     ctx.engine.sql.prewarm(1);
     const who = worker ? ` (fleet worker ${fleetWorkerId()}, pid ${process.pid})` : '';
-    process.stderr.write(`IDQS ${ctx.serverVersion} serving data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''} at ${address}${who} (explorer: ${address}/, docs: ${address}/v3/docs)\n`);
+    const banner = `IDQS ${ctx.serverVersion} serving data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''} at ${address} (explorer: ${address}/, docs: ${address}/v3/docs)`;
+    // A fleet's primary prints the banner once, for every worker.
+    if (worker) announceBanner(banner);
+    else process.stderr.write(`${banner}\n`);
     // Graceful stop within IDQS_SHUTDOWN_S whatever the clients do; a second signal stops at once.
     let stopping = false;
     const stop = async (signal: string) => {
@@ -332,7 +341,13 @@ program
     // The row cap follows the API's rule: the same default and ceiling; 0 is refused by the service.
     const maxRows = applyLimit('--max-rows', o.maxRows, limits.sqlRows);
     if (maxRows.warning) process.stderr.write(`warning: ${maxRows.warning}\n`);
-    const ctx = await createContext(cfg, await resolveDb(cfg, o.db));
+    const dbFile = await resolveDb(cfg, o.db);
+    const ctx = await createContext(cfg, dbFile);
+    if (!o.db) {
+      // Without --db the answer comes from a database the user did not name: say which (stdout stays the result).
+      const which = cfg.db ? `IDQS_DB (${dbFile})` : ctx.dataset.synthetic ? `the synthetic default dataset (scale ${cfg.scale}, seed ${cfg.seed})` : dbFile;
+      process.stderr.write(`answering from ${which}: data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ', synthetic' : ''}; --db FILE picks another database\n`);
+    }
     try {
       const r = await runSql(ctx, query, maxRows.value);
       if (o.format === 'json') process.stdout.write(JSON.stringify(r, null, 2) + '\n');

@@ -45,10 +45,23 @@ export function runFleet(o: FleetOptions): void {
     listening.add(w);
     failedStarts = 0;
     say(`worker ${slots.get(w)} (pid ${w.process.pid}) serving`);
-    if (!announced && listening.size === o.workers) {
-      announced = true;
-      const host = address.address && address.address.includes(':') ? `[${address.address}]` : (address.address ?? o.host);
-      say(`IDQS fleet of ${o.workers} workers at http://${host}:${address.port} (primary pid ${process.pid}; SIGTERM drains every worker)`);
+    const host = address.address && address.address.includes(':') ? `[${address.address}]` : (address.address ?? o.host);
+    where = `http://${host}:${address.port}`;
+    announce();
+  });
+  // Every worker sends the same banner: it is printed once, with the fleet's line, when all serve.
+  let banner: string | null = null;
+  let where = '';
+  const announce = () => {
+    if (announced || banner === null || listening.size < o.workers) return;
+    announced = true;
+    say(banner);
+    say(`IDQS fleet of ${o.workers} workers at ${where} (primary pid ${process.pid}; SIGTERM drains every worker)`);
+  };
+  cluster.on('message', (_w, m: unknown) => {
+    if (m && typeof m === 'object' && (m as { t?: unknown }).t === 'banner') {
+      banner ??= String((m as { text?: unknown }).text);
+      announce();
     }
   });
 
@@ -115,6 +128,11 @@ export function workerSignals(drainNow: (why: string) => void): void {
 }
 
 export const isFleetWorker = () => cluster.isWorker;
+
+/** A worker hands its banner to the primary, which prints it once for the fleet. */
+export function announceBanner(text: string): void {
+  process.send?.({ t: 'banner', text });
+}
 
 /** This worker's number in the fleet (replacements get new ones), for its log line. */
 export const fleetWorkerId = () => cluster.worker?.id ?? 0;

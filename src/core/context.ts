@@ -8,6 +8,7 @@ import { Engine, type EngineOptions } from './engine/engine.ts';
 import { detached, forCaller } from './engine/work.ts';
 import { TABLES } from './registry/tables.ts';
 import { checkDbFileName, type DatasetMetadata } from './data/build.ts';
+import { tokenSecret } from './services/v2/token-secret.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; name: string };
 
@@ -42,6 +43,8 @@ export interface AppContext {
   etag: string;
   /** Results that never change for a given database, computed once. */
   memo: Map<string, Promise<unknown>>;
+  /** Signs /v2 page tokens: IDQS_TOKEN_SECRET, or the random one kept in the cache folder. */
+  tokenSecret: string;
 }
 
 export const API_VERSION = pkg.version;
@@ -139,6 +142,7 @@ export async function createContext(config: Config, dbPath: string): Promise<App
       serverVersion,
       etag: `W/"idqs-${identity.slice(0, 16)}-${serverVersion}"`,
       memo: new Map(),
+      tokenSecret: tokenSecret(config.tokenSecret, config.cacheDir),
     };
   } catch (e) {
     engine.close();

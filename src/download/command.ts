@@ -7,7 +7,7 @@ import { setMaxListeners } from 'node:events';
 import { existsSync, statSync } from 'node:fs';
 import { DEFAULT_LAYOUT } from './layout.ts';
 import { Reporter, type Mode } from './report.ts';
-import { runDownload, UsageError, type DownloadOptions } from './run.ts';
+import { runDownload, StoreUnreachable, UsageError, type DownloadOptions } from './run.ts';
 import { STORE_ALIASES, type StoreKey } from '../core/rules/stores.ts';
 
 export const DEFAULT_API = 'http://127.0.0.1:8000';
@@ -155,10 +155,11 @@ of the default layout come from the API (--api); when it cannot be reached, file
         rep.end(summary);
         process.exitCode = summary.interrupted ? 130 : summary.failed > 0 ? 1 : 0;
       } catch (e) {
-        if (e instanceof UsageError) {
+        if (e instanceof UsageError || e instanceof StoreUnreachable) {
           if (mode === 'json') process.stdout.write(JSON.stringify({ event: 'error', message: e.message }) + '\n');
           process.stderr.write(`error: ${e.message}\n`);
-          process.exitCode = ac.signal.aborted ? 130 : 2;
+          // A mistake in the command is 2; a store out of reach is a failure of the run.
+          process.exitCode = ac.signal.aborted ? 130 : e instanceof UsageError ? 2 : 1;
           return;
         }
         throw e;

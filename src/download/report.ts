@@ -176,7 +176,10 @@ export class Reporter {
     }
     const rate = s.seconds > 0 ? s.bytes / s.seconds : 0;
     const head = s.dry_run ? 'dry run' : s.interrupted ? 'interrupted' : s.failed > 0 ? 'finished with failures' : 'done';
-    const text =
+    // A dry run's summary is its plan: the files and bytes it would download, and what could not be listed.
+    const text = s.dry_run
+      ? `${head}: would download ${s.files} files (${humanBytes(s.total_bytes)}) in ${s.series} series, ${s.failed} failed to list, in ${duration(s.seconds)}; nothing downloaded`
+      :
       `${head}: ${s.files} files (${humanBytes(s.total_bytes)}) in ${s.series} series: ${s.downloaded} downloaded (${humanBytes(s.bytes)}, ${humanBytes(rate)}/s), ` +
       `${s.skipped} already complete, ${s.failed} failed, in ${duration(s.seconds)}${s.dry_run ? '; nothing downloaded' : ` -> ${s.out}`}`;
     if (this.mode !== 'quiet' || s.failed > 0 || s.interrupted) this.err.write(text + '\n');

@@ -11,7 +11,7 @@ import { DEFAULT_STORES } from '../core/data/manifest.ts';
 import { folderName } from '../core/rules/folder-name.ts';
 import { parseLayout, parseManifest, renderLayout, type Layout, type SeriesTarget } from './layout.ts';
 import { humanBytes, type Reporter, type Summary } from './report.ts';
-import { S3Client, type S3Object } from './s3.ts';
+import { EndpointUnreachable, S3Client, type S3Object } from './s3.ts';
 import { ServiceClient, ServiceUnreachable, type Filters, type LicenseRow, type SeriesRow, type StoreKey, type StoreMeta } from './service.ts';
 
 /** Series listed at once, whatever --jobs says (listings carry no file data). */
@@ -44,6 +44,8 @@ export interface DownloadOptions {
 
 /** A usage problem: reported without a stack, exit status 2. */
 export class UsageError extends Error {}
+/** The store's endpoint cannot be reached: the run stops with one message instead of failing every file. */
+export class StoreUnreachable extends Error {}
 
 interface Resolved {
   targets: SeriesTarget[];
@@ -233,6 +235,22 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
     checksum: o.checksum,
     onRetry: (what, attempt, err, delay) => rep.info(`retry ${attempt}/${o.retries} in ${(delay / 1000).toFixed(1)}s: ${what}: ${err.message}`),
   });
+  // The first file that finds the endpoint unreachable stops every other one.
+  let unreachable: EndpointUnreachable | null = null;
+  const halt = new AbortController();
+  const work = AbortSignal.any([signal, halt.signal]);
+  const other = o.source === 'cloud1' ? 'cloud2' : 'cloud1';
+  const stopIfUnreachable = (e: unknown): boolean => {
+    if (!(e instanceof EndpointUnreachable)) return false;
+    unreachable ??= e;
+    halt.abort(e);
+    return true;
+  };
+  const unreachableError = (e: EndpointUnreachable) =>
+    new StoreUnreachable(
+      `the ${o.source} store is unreachable: ${e.message}. Check the network, or choose another store with --source ${other}, ` +
+        `or another endpoint (a mirror) with --endpoint URL.${o.dryRun ? ' The dry run lists every file, so it needs the store too.' : ''}`,
+    );
   const summary: Summary = {
     series: targets.length, files: 0, downloaded: 0, skipped: 0, failed: 0, bytes: 0, total_bytes: 0, seconds: 0, interrupted: false, dry_run: o.dryRun, out,
   };
@@ -241,14 +259,14 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
     rep.info(`listing ${targets.length} series…`);
     const jobs: FileJob[] = [];
     const listed: { t: SeriesTarget; objects: S3Object[] }[] = [];
-    await pool(targets, Math.max(o.jobs, LIST_JOBS), signal, async (t) => {
+    await pool(targets, Math.max(o.jobs, LIST_JOBS), work, async (t) => {
       try {
-        let objects = await s3.list(t.bucket, t.prefix, signal);
+        let objects = await s3.list(t.bucket, t.prefix, work);
         if (!t.prefix.endsWith('/')) objects = objects.filter((x) => x.key === t.prefix);
         if (objects.length === 0) throw new Error(`no objects under ${t.url} at ${endpoint} (missing from the store?)`);
         listed.push({ t, objects });
       } catch (e) {
-        if (signal.aborted) return;
+        if (stopIfUnreachable(e) || work.aborted) return;
         summary.failed++;
         rep.file({ status: 'failed', url: t.url, path: null, bytes: 0, error: (e as Error).message });
       }
@@ -257,6 +275,7 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
       summary.interrupted = true;
       return summary;
     }
+    if (unreachable) throw unreachableError(unreachable);
     const needsFallback = layout.needsService;
     const fallback = parseLayout('%crdc_series_uuid');
     const seen = new Set<string>();
@@ -278,7 +297,8 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
         jobs.push({ obj, dest, url: `s3://${obj.bucket}/${obj.key}` });
       }
     }
-    summary.files = jobs.length + summary.failed;
+    // A dry run counts the files it would download; a real run also counts the ones that failed.
+    summary.files = jobs.length + (o.dryRun ? 0 : summary.failed);
     summary.total_bytes = jobs.reduce((s, j) => s + j.obj.size, 0);
     if (resolved.indexBytes === null) await ask(summary.total_bytes, 'The download');
     if (o.dryRun) {
@@ -290,7 +310,7 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
     // 2. Fetch.
     rep.start(jobs.length, summary.total_bytes);
     const dirs = new Map<string, Promise<unknown>>();
-    await pool(jobs, o.jobs, signal, async (j) => {
+    await pool(jobs, o.jobs, work, async (j) => {
       try {
         const st = await stat(j.dest).catch(() => null);
         if (st?.isFile() && st.size === j.obj.size) {
@@ -301,19 +321,20 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
         const dir = dirname(j.dest);
         if (!dirs.has(dir)) dirs.set(dir, mkdir(dir, { recursive: true }));
         await dirs.get(dir);
-        await s3.download(j.obj, join(dir, `.${basename(j.dest)}.idqs-part`), j.dest, signal, (n) => {
+        await s3.download(j.obj, join(dir, `.${basename(j.dest)}.idqs-part`), j.dest, work, (n) => {
           summary.bytes += n;
           rep.progress(n);
         });
         summary.downloaded++;
         rep.file({ status: 'downloaded', url: j.url, path: j.dest, bytes: j.obj.size });
       } catch (e) {
-        if (signal.aborted) return;
+        if (stopIfUnreachable(e) || work.aborted) return;
         summary.failed++;
         rep.file({ status: 'failed', url: j.url, path: j.dest, bytes: 0, error: (e as Error).message });
       }
     });
     summary.interrupted = signal.aborted;
+    if (unreachable && !signal.aborted) throw unreachableError(unreachable);
     return summary;
   } finally {
     s3.close();

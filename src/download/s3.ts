@@ -35,6 +35,20 @@ export class S3Error extends Error {
   }
 }
 
+/** The endpoint cannot be reached at all (connection or name errors, and no answer since): retrying each object is pointless. */
+export class EndpointUnreachable extends Error {
+  constructor(
+    readonly endpoint: string,
+    override readonly cause: Error,
+    readonly failures: number,
+  ) {
+    super(`cannot reach ${endpoint}: ${cause.message} (${failures} connection attempts failed${failures > 1 ? ', none answered' : ''})`);
+  }
+}
+
+/** Connection failures in a row, with no answer ever, after which the endpoint counts as unreachable. */
+const UNREACHABLE_BEFORE_ANY_ANSWER = 3;
+
 export interface S3Options {
   /** Base URL of the S3-compatible endpoint (path-style requests: <endpoint>/<bucket>/<key>). */
   endpoint: string;
@@ -91,6 +105,10 @@ export class S3Client {
   readonly endpoint: string;
   private readonly agent: http.Agent;
   private readonly mod: typeof http | typeof https;
+  /** Whether the endpoint ever answered (any HTTP status), and connection failures since its last answer. */
+  private answered = false;
+  private failuresInARow = 0;
+  private unreachable: EndpointUnreachable | null = null;
 
   constructor(readonly opts: S3Options) {
     const url = new URL(opts.endpoint);
@@ -135,12 +153,27 @@ export class S3Client {
   /** Run `fn` with retries on retryable errors; aborts stop at once. */
   private async retry<T>(what: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
+      if (this.unreachable) throw this.unreachable;
       try {
-        return await fn();
+        const r = await fn();
+        this.answered = true;
+        this.failuresInARow = 0;
+        return r;
       } catch (e) {
         if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
         const err = e instanceof Error ? e : new Error(String(e));
         const code = (err as NodeJS.ErrnoException).code ?? '';
+        const connection = !(err instanceof S3Error) && RETRYABLE_CODES.has(code);
+        if (err instanceof S3Error) {
+          this.answered = true;
+          this.failuresInARow = 0;
+        } else if (connection) {
+          // A store that never answered is unreachable after the first few failures; one that did answer
+          // is only after a sustained run of them (a blip on many parallel connections is not enough).
+          this.failuresInARow++;
+          const limit = this.answered ? 4 * Math.max(1, this.opts.connections) : UNREACHABLE_BEFORE_ANY_ANSWER;
+          if (this.failuresInARow >= limit) throw (this.unreachable ??= new EndpointUnreachable(this.endpoint, err, this.failuresInARow));
+        }
         const retryable = err instanceof S3Error ? err.retryable : RETRYABLE_CODES.has(code) || /socket hang up|premature close|aborted/i.test(err.message);
         if (!retryable || attempt >= this.opts.retries) throw err;
         const delay = Math.min(10_000, this.opts.retryBaseMs * 2 ** attempt) * (0.5 + Math.random());

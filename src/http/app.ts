@@ -1,6 +1,6 @@
 // The HTTP adapter: a Fastify app over the core services. Cross-cutting
 // behaviour lives here (errors, CORS, compression, caching validators,
-// security headers, request ids, one log line and metrics per request, the
+// request ids (security headers in ./security-headers.ts), one log line and metrics per request, the
 // work scope that carries each request's cancellation down to the engine);
 // connection hygiene in ./server-options.ts; routes live in ./v3 and ./v2.
 // Other adapters served on the same port (the agent tools at /mcp) are
@@ -26,6 +26,7 @@ import { explorer } from './explorer.ts';
 import { clientSignal, responseClosed, wasCut } from './client-signal.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { serverOptions } from './server-options.ts';
+import { addSecurityHeaders, securityHeaders } from './security-headers.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -93,16 +94,10 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     routes.push({ method: ([] as string[]).concat(r.method as string | string[]), re: new RegExp(`^${pattern}/?$`) });
   });
 
-  // Headers every response carries, built once: hooks run on every request
-  // and dominate the cost of small responses.
-  const common: Record<string, string> = {
-    'X-Content-Type-Options': 'nosniff',
-    'Referrer-Policy': 'no-referrer',
-    'Cross-Origin-Resource-Policy': 'cross-origin',
-  };
-  if (ctx.config.hstsMaxAge > 0) common['Strict-Transport-Security'] = `max-age=${ctx.config.hstsMaxAge}; includeSubDomains`;
-  const framed = { ...common, 'X-Frame-Options': 'DENY', 'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'" };
   const cacheHeaders = { ETag: ctx.etag, 'Cache-Control': 'public, max-age=3600' };
+
+  // First of all hooks, so that answers given by a hook (CORS preflights, 304s) carry them too.
+  addSecurityHeaders(app, securityHeaders(ctx.config));
 
   // CORS for any origin, without credentials (the data is public); any route may be called with a JSON body.
   // Its hook runs first, so a 304 from the hook below carries the CORS headers too.
@@ -132,9 +127,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
       if (req.sqlLog) line.sql = req.sqlLog;
       log!.info(line, 'request');
     });
-    reply.header('X-Request-Id', req.id);
     if (app.draining) reply.header('Connection', 'close');
-    reply.headers(req.url.startsWith('/v3/docs') || req.url.startsWith('/v2/swagger') ? common : framed);
     if (req.method === 'POST') {
       reply.header('Cache-Control', 'no-store');
     } else if (req.routeOptions.config?.cacheable) {

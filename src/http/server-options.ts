@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { errorEnvelope, withRequestId } from '../contract/error-envelope.ts';
 import { isV2Path, sendError, v2Envelope } from './errors.ts';
+import { securityHeaders } from './security-headers.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
@@ -42,6 +43,7 @@ function pathOf(raw: Buffer | undefined): string {
 }
 
 export function serverOptions(config: Config, log: () => Logger | null): FastifyHttpOptions<Server> {
+  const security = securityHeaders(config);
   return {
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
@@ -58,6 +60,8 @@ export function serverOptions(config: Config, log: () => Logger | null): Fastify
       connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(config.headersTimeoutMs / 2))),
     },
     frameworkErrors: (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+      // Raised before any hook runs.
+      reply.header('X-Request-Id', req.id).headers(security.forUrl(req.url));
       if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
         return sendError(req, reply, 414, 'uri_too_long', 'A path segment of the URL is too long (over 100 characters); no identifier is that long.');
       }
@@ -79,7 +83,7 @@ export function serverOptions(config: Config, log: () => Logger | null): Fastify
         socket.write(
           `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\n` +
             `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\n` +
-            `X-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+            `X-Request-Id: ${id}\r\n${security.rawLines(path)}Connection: close\r\n\r\n${body}`,
         );
       }
       socket.destroy();

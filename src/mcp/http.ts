@@ -8,6 +8,7 @@
 
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { notJsonRpc } from './json-rpc-shape.ts';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { createMcpServer, toolsetFor } from './server.ts';
 import { publicBase } from '../contract/public-base.ts';
@@ -62,6 +63,9 @@ export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promi
     try {
       await server.connect(transport);
       const body = typeof req.body === 'string' ? req.body : '';
+      // After the transport's own check of the content type, which answers first.
+      const invalid = /^application\/json\b/i.test(req.headers['content-type'] ?? '') ? notJsonRpc(body) : null;
+      if (invalid) return jsonRpcError(reply, 400, -32600, invalid);
       // The URL's origin is ours (never the raw Host header, which may not even parse).
       const request = new Request(new URL(req.url, apiBase), { method: 'POST', headers: webHeaders(req), body });
       const res = await transport.handleRequest(request);

@@ -174,24 +174,32 @@ export function createMcpServer(ctx: AppContext, opts: McpServerOptions): McpSer
       (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(listTables(ctx), null, 2) }] }),
     );
   }
-  mcp.registerResource(
-    'table-schema',
-    new ResourceTemplate('idqs://schema/{table}', {
-      list: () => ({
-        resources: ctx.catalog.tables.map((t) => ({ uri: `idqs://schema/${t}`, name: `schema of ${t}`, mimeType: 'application/json' })),
+  for (const scheme of ['idqs', 'idc'] as const) {
+    mcp.registerResource(
+      scheme === 'idqs' ? 'table-schema' : 'idc-table-schema',
+      new ResourceTemplate(`${scheme}://schema/{table}`, {
+        // The alias is not listed again: the same schemas would appear twice.
+        list:
+          scheme === 'idqs'
+            ? () => ({ resources: ctx.catalog.tables.map((t) => ({ uri: `idqs://schema/${t}`, name: `schema of ${t}`, mimeType: 'application/json' })) })
+            : undefined,
+        complete: { table: (v) => ctx.catalog.tables.filter((t) => t.startsWith(v)) },
       }),
-      complete: { table: (v) => ctx.catalog.tables.filter((t) => t.startsWith(v)) },
-    }),
-    { title: 'Table schema', description: 'Columns of a table with types and descriptions (as get_table_schema returns them).', mimeType: 'application/json' },
-    (uri, vars) => {
-      const table = decodeURIComponent(String(vars.table));
-      try {
-        return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(tableSchema(ctx, table), null, 2) }] };
-      } catch (e) {
-        if (e instanceof IdqsError) throw new McpError(ErrorCode.InvalidParams, e.text(TOOL_WORDS), { code: e.code });
-        throw e;
-      }
-    },
-  );
+      {
+        title: scheme === 'idqs' ? 'Table schema' : 'Table schema (alias of idqs://schema/{table})',
+        description: 'Columns of a table with types and descriptions (as get_table_schema returns them).',
+        mimeType: 'application/json',
+      },
+      (uri, vars) => {
+        const table = decodeURIComponent(String(vars.table));
+        try {
+          return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(tableSchema(ctx, table), null, 2) }] };
+        } catch (e) {
+          if (e instanceof IdqsError) throw new McpError(ErrorCode.InvalidParams, e.text(TOOL_WORDS), { code: e.code });
+          throw e;
+        }
+      },
+    );
+  }
   return mcp;
 }

@@ -20,7 +20,7 @@ import { SERVER_FAULT } from './sql-sandbox.ts';
 import { DeadlineReached, currentWork, deadline } from './work.ts';
 
 export type Row = Record<string, JsonValue>;
-export type Param = string | number | boolean | null;
+export type Param = string | number | bigint | boolean | null;
 export { CallerSqlResult };
 
 export interface EngineBudget {

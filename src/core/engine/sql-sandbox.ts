@@ -29,7 +29,8 @@ refuse(
 refuse(
   'describes the server rather than the data',
   `duckdb_databases duckdb_settings duckdb_temporary_files duckdb_extensions duckdb_secrets duckdb_secret_types which_secret
-   duckdb_logs duckdb_logs_parsed duckdb_log_contexts duckdb_memory duckdb_external_file_cache duckdb_profiling_settings`,
+   duckdb_logs duckdb_logs_parsed duckdb_log_contexts duckdb_memory duckdb_external_file_cache duckdb_profiling_settings
+   pragma_database_list`,
 );
 
 /** Settings whose value is a server path (or could hold one). */
@@ -76,6 +77,11 @@ export function checkSyntaxTree(tree: unknown): void {
           );
         }
       }
+    }
+    if (node.type === 'BASE_TABLE' && typeof node.table_name === 'string') {
+      // The engine's built-in views over those functions (pragma_database_list, duckdb_databases) are refused as they are.
+      const why = REFUSED[node.table_name.toLowerCase()];
+      if (why) throw refusal(node.table_name, why);
     }
     if (node.type === 'BASE_TABLE' && typeof node.table_name === 'string' && /[./\\:~]/.test(node.table_name)) {
       throw invalidQuery(msg`FROM '${node.table_name}' names a file; caller SQL reads the served tables only (${see('list_tables')} lists them).`);

@@ -89,7 +89,8 @@ function errorMessage(id: number, e: unknown, setup: WorkerSetup, cancelled: boo
   if (e instanceof IdqsError) return { t: 'error', id, kind: e.code, parts: e.parts.map((p) => (typeof p === 'string' ? redactPaths(p, setup.secrets) : p)) };
   const text = redactPaths((e instanceof Error ? e.message : String(e)).replace(/^Failed to extract statements: /, '').trimEnd(), setup.secrets);
   if (cancelled) return { t: 'error', id, kind: 'cancelled', parts: ['The query was interrupted.'] };
-  if (/^Out of Memory Error/.test(text)) return { t: 'error', id, kind: 'resource_exhausted', parts: [text] };
+  // The engine's advice that follows (SET memory_limit, SET threads, …) is for its operator: callers cannot run SET.
+  if (/^Out of Memory Error/.test(text)) return { t: 'error', id, kind: 'resource_exhausted', parts: [text.split(/\n\s*\n/)[0]!.trimEnd()] };
   if (SERVER_FAULT.test(text)) return { t: 'error', id, kind: 'unavailable', parts: ['The database could not be read.'], cause: text };
   return { t: 'error', id, kind: 'invalid_query', parts: [text] };
 }

@@ -14,7 +14,7 @@ import { RANGE_ARITY, lookupFilter, type RangeSuffix, type V2FilterName } from '
 import { qi } from '../registry/tables.ts';
 import { PER_INSTANCE_COLUMNS } from '../registry/v2.ts';
 import { pyRepr } from './pyrepr.ts';
-import { INT64_LIMIT } from './v3.ts';
+import { beyondInt64, int64Param } from './v3.ts';
 
 /** A piece of SQL with the values it binds, in order. */
 export interface Sql {
@@ -65,7 +65,7 @@ function checkValues(f: V2FilterName, values: unknown): (string | number)[] {
       itemType === 'string' ? typeof v === 'string' : typeof v === 'number' && Number.isFinite(v) && (itemType === 'number' || Number.isInteger(v));
     if (!ok) schemaError(v, `is not of type '${itemType}'`, 'type', [...schema, 'items'], [f.name, i]);
     // Numbers are bound as the engine's 64-bit integers when whole: beyond them nothing can be compared.
-    if (typeof v === 'number' && Math.abs(v) >= INT64_LIMIT) {
+    if (typeof v === 'number' && beyondInt64(v)) {
       schemaError(v, `is out of range (bounds must lie between -9223372036854775808 and 9223372036854775807)`, 'maximum', [...schema, 'items'], [f.name, i]);
     }
   });
@@ -104,11 +104,11 @@ const RANGE_SQL: Record<RangeSuffix, [string, string?]> = {
 
 function rangeCondition(column: string, f: V2FilterName, values: number[]): Sql {
   const [lo, hi] = RANGE_SQL[f.suffix!];
-  if (!hi) return { text: `${column} ${lo} ?`, params: [values[0]!] };
+  if (!hi) return { text: `${column} ${lo} ?`, params: [int64Param(values[0]!)] };
   if (values[0]! > values[1]!) {
     throw invalidQuery(`${f.name} takes its two values least first; got ${pyRepr(values)}. Send [${values[1]}, ${values[0]}].`);
   }
-  return { text: `(${column} ${lo} ? AND ${column} ${hi} ?)`, params: [values[0]!, values[1]!] };
+  return { text: `(${column} ${lo} ? AND ${column} ${hi} ?)`, params: [int64Param(values[0]!), int64Param(values[1]!)] };
 }
 
 /** Compile a filter set (the `filters` member of cohort_def); an absent or empty set selects everything. */

@@ -41,6 +41,14 @@ const TERM_NAMES = ATTRIBUTES.filter((a) => a.kind === 'term').map((a) => a.name
 const RANGE_NAMES = ATTRIBUTES.filter((a) => a.kind === 'range').map((a) => a.name);
 /** 2^63: numbers bound as parameters must be inside the engine's 64-bit integer range. */
 export const INT64_LIMIT = 2 ** 63;
+/**
+ * A whole number as the engine binds it. JSON's 9223372036854775807 (the
+ * 64-bit maximum) reads as the double 2^63, one past it: bound as the maximum.
+ * Anything beyond 2^63 is refused before it gets here.
+ */
+export const int64Param = (v: number): number | bigint => (v === INT64_LIMIT ? 9223372036854775807n : v);
+/** Whether a number is outside the 64-bit integer range, as far as a double can tell. */
+export const beyondInt64 = (v: number) => v > INT64_LIMIT || v < -INT64_LIMIT;
 /** ISO (2001-06-30) or DICOM DA (20010630); both are compared as the stored YYYY-MM-DD. */
 const DATE = /^(\d{4})-?(\d{2})-?(\d{2})$/;
 
@@ -83,7 +91,7 @@ function checkBound(attr: AttributeDef, side: 'gte' | 'lte', v: number | string)
     throw invalidQuery(`ranges.${attr.name}.${side} must be a number; got ${JSON.stringify(v)}.`);
   }
   // The engine binds whole numbers as 64-bit integers: beyond them a bound cannot be compared at all.
-  if (Math.abs(v) >= INT64_LIMIT) {
+  if (beyondInt64(v)) {
     throw invalidQuery(`ranges.${attr.name}.${side} is ${JSON.stringify(v)}, out of range: bounds must lie between -9223372036854775808 and 9223372036854775807.`);
   }
   return v;
@@ -175,11 +183,11 @@ export async function compileFilter(ctx: AppContext, f: FilterObject | undefined
     }
     if (bound.gte !== undefined) {
       clauses.push(`${qi(name)} >= ?`);
-      params.push(bound.gte);
+      params.push(typeof bound.gte === 'number' ? int64Param(bound.gte) : bound.gte);
     }
     if (bound.lte !== undefined) {
       clauses.push(`${qi(name)} <= ?`);
-      params.push(bound.lte);
+      params.push(typeof bound.lte === 'number' ? int64Param(bound.lte) : bound.lte);
     }
     applied.ranges[name] = bound;
   }

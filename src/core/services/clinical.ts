@@ -38,6 +38,8 @@ export interface ClinicalColumn {
   name: string;
   /** Type of the column in the SQL engine (VARCHAR, BIGINT, DOUBLE, ...). */
   type: string;
+  /** The label, under the public service's name for it. */
+  description: string;
   label: string;
   values: CodedValue[];
 }
@@ -215,7 +217,8 @@ export async function clinicalTableSchema(ctx: AppContext, name: string): Promis
     const collections = [...new Set(entries.map((e) => e.collection_id).filter((c): c is string => c !== null))];
     const columns = liveColumns(ctx, table).map((c): ClinicalColumn => {
       const e = byColumn.get(c.name) ?? byLower.get(c.name.toLowerCase());
-      return { name: c.name, type: c.type, label: e?.label ?? '', values: e?.values ?? [] };
+      // description is the public service's member (the label); label and values are ours.
+      return { name: c.name, type: c.type, description: e?.label ?? '', label: e?.label ?? '', values: e?.values ?? [] };
     });
     return {
       name: `${CLINICAL_SCHEMA}.${table}`,

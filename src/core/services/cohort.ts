@@ -7,7 +7,7 @@ import type { Row } from '../engine/engine.ts';
 import { cohortSql, compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 import { COUNTS_SELECT, countsFromRow, type Counts } from './version.ts';
 import { field, invalidRequest, msg } from '../errors.ts';
-import { compileManifestFilter, downloadInfo, MANIFEST_ORDER, type CommandWriter, type DownloadInfo } from './manifest.ts';
+import { downloadInfo, MANIFEST_ORDER, type CommandWriter, type DownloadInfo } from './manifest.ts';
 
 export type FiltersApplied = CompiledFilter['filters_applied'];
 
@@ -99,7 +99,9 @@ export function manifestQueries(compiled: CompiledFilter, pageSize: number, offs
  */
 export async function cohortManifest(ctx: AppContext, req: ManifestRequest, commands: CommandWriter): Promise<ManifestPage> {
   const pageSize = pageSizeOf(ctx, req.page_size);
-  const compiled = await compileManifestFilter(ctx, req.filters);
+  // A page is bounded by its size: an empty filter pages the whole release, as the public service
+  // does, with the compiler's "entire dataset" warning (manifest.txt, unbounded, still refuses it).
+  const compiled = await compileFilter(ctx, req.filters);
   const warnings = [...compiled.warnings];
   const page = Math.max(0, Math.floor(req.page ?? 0));
   const includeRows = req.include_rows ?? true;

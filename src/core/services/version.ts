@@ -7,7 +7,8 @@ export interface VersionInfo {
   idc_version: string;
   idc_index_data_version: string;
   api_version: string;
-  build?: string;
+  /** The deployment's build stamp; null when unset (always present, as the public service has it). */
+  build: string | null;
   synthetic: boolean;
 }
 
@@ -16,9 +17,9 @@ export function version(ctx: AppContext): VersionInfo {
     idc_version: ctx.dataset.release,
     idc_index_data_version: ctx.dataset.index_version,
     api_version: ctx.apiVersion,
+    build: ctx.config.build || null,
     synthetic: ctx.dataset.synthetic,
   };
-  if (ctx.config.build) v.build = ctx.config.build;
   return v;
 }
 

@@ -30,6 +30,7 @@ const ClinicalSchema = Type.Object({
     Type.Object({
       name: Type.String(),
       type: Type.String({ description: 'Type of the column in the SQL engine (VARCHAR, BIGINT, DOUBLE, ...).' }),
+      description: Type.String({ description: 'The column label from clinical_index, or "" when undocumented (the public service\'s name for label).' }),
       label: Type.String({ description: 'Human-readable label from clinical_index, or "" when undocumented.' }),
       values: Type.Array(
         Type.Object({
@@ -49,6 +50,7 @@ const RowsResult = Type.Object({
   row_count: Type.Integer({ description: 'Number of rows returned.' }),
   truncated: Type.Boolean({ description: 'True when the table has more rows than max_rows: raise max_rows or filter with POST /v3/sql.' }),
   max_rows: Type.Integer({ description: 'The row cap that was applied.' }),
+  warnings: Type.Optional(Type.Array(Type.String(), { description: 'Present when max_rows above its cap was lowered.' })),
 });
 
 export async function clinicalRoutes(app: FastifyInstance): Promise<void> {
@@ -115,9 +117,8 @@ export async function clinicalRoutes(app: FastifyInstance): Promise<void> {
       max_rows: Type.Optional(
         Type.Integer({
           minimum: 1,
-          maximum: clinicalMaxRowsCap,
           default: clinicalMaxRows,
-          description: `Maximum number of rows to return, 1 to ${clinicalMaxRowsCap} (default ${clinicalMaxRows}).`,
+          description: `Maximum number of rows to return, 1 to ${clinicalMaxRowsCap} (default ${clinicalMaxRows}); above ${clinicalMaxRowsCap} is lowered to it, with a warning.`,
           examples: [Math.min(100, clinicalMaxRowsCap)],
         }),
       ),
@@ -139,6 +140,10 @@ export async function clinicalRoutes(app: FastifyInstance): Promise<void> {
         response: { 200: RowsResult, ...errors(404, 422) },
       },
     },
-    async (req) => clinicalRows(ctx, req.params.table, applyLimit('max_rows', req.query.max_rows, limits.clinicalRows).value),
+    async (req) => {
+      const maxRows = applyLimit('max_rows', req.query.max_rows, limits.clinicalRows);
+      const body = await clinicalRows(ctx, req.params.table, maxRows.value);
+      return maxRows.warning ? { ...body, warnings: [maxRows.warning] } : body;
+    },
   );
 }

@@ -161,9 +161,8 @@ export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
       limit: Type.Optional(
         Type.Integer({
           minimum: 1,
-          maximum: valuesLimitCap,
           default: valuesLimit,
-          description: `Maximum number of values to return, 1 to ${valuesLimitCap} (default ${valuesLimit}).`,
+          description: `Maximum number of values to return, 1 to ${valuesLimitCap} (default ${valuesLimit}); above ${valuesLimitCap} is lowered to it, with a warning.`,
           examples: [10],
         }),
       ),
@@ -194,11 +193,16 @@ export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
             ),
             truncated: Type.Boolean({ description: 'True when more distinct values exist than limit: raise limit to see them.' }),
             note: Type.String({ description: 'Caveat of the attribute, or "".' }),
+            warnings: Type.Optional(Type.Array(Type.String(), { description: 'Present when a request parameter was changed (a limit above its cap lowered).' })),
           }),
           ...errors(400, 422),
         },
       },
     },
-    async (req) => attributeValues(ctx, req.params.attribute, applyLimit('limit', req.query.limit, limits.values).value),
+    async (req) => {
+      const limit = applyLimit('limit', req.query.limit, limits.values);
+      const body = await attributeValues(ctx, req.params.attribute, limit.value);
+      return limit.warning ? { ...body, warnings: [limit.warning] } : body;
+    },
   );
 }

@@ -11,7 +11,7 @@ const Version = Type.Object({
   idc_version: Type.String({ description: 'Data release served, e.g. v24.' }),
   idc_index_data_version: Type.String({ description: 'Version of the index tables, e.g. 24.2.2.' }),
   api_version: Type.String({ description: "This server's software version." }),
-  build: Type.Optional(Type.String({ description: 'Build stamp; present only when the deployment set one.' })),
+  build: Type.Union([Type.String(), Type.Null()], { description: 'Build stamp of the deployment (IDQS_BUILD); null when none is set.' }),
   synthetic: Type.Boolean({ description: 'True when the served data is the generated demonstration dataset.' }),
 });
 

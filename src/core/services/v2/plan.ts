@@ -196,6 +196,7 @@ export function inlineSql(sql: string, params: Param[]): string {
     const v = params[i++];
     if (v === null || v === undefined) return 'NULL';
     if (typeof v === 'number') return Number.isFinite(v) ? String(v) : 'NULL';
+    if (typeof v === 'bigint') return String(v);
     if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
     return `'${String(v).replace(/'/g, "''")}'`;
   });

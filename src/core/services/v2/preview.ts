@@ -8,7 +8,7 @@
 // IDQS_V2_ORPHAN_MS. At most IDQS_V2_PARKED pages are parked at once.
 
 import type { AppContext } from '../../context.ts';
-import { busy, invalidQuery, msg, setting } from '../../errors.ts';
+import { IdqsError, busy, invalidQuery, msg, setting } from '../../errors.ts';
 import { WorkCancelled, currentWork, runWork } from '../../engine/work.ts';
 import type { Row } from '../../engine/engine.ts';
 import type { JsonValue } from '../../engine/json.ts';
@@ -48,7 +48,9 @@ export interface PreviewOutcome {
 
 /** Token codec of this release (an HMAC key derivation: cheap). */
 function tokens(ctx: AppContext): TokenCodec {
-  return new TokenCodec(ctx.dataset.identity, ctx.config.tokenSecret);
+  // A token comes back in a request body, so it is no longer than one; its query came in one too.
+  const limits = { maxChars: ctx.config.bodyLimit, maxJsonBytes: 8 * ctx.config.bodyLimit };
+  return new TokenCodec(ctx.dataset.identity, ctx.tokenSecret, limits);
 }
 
 /** Work under way or finished but not yet collected, by page identity. */
@@ -118,7 +120,7 @@ async function cachedRows(ctx: AppContext, plan: ManifestPlan, cursor: PageCurso
   const cache = resultCache(ctx);
   const bytes = cursor.total * rowBytes(plan);
   if (!cache.fits(bytes)) return null;
-  const key = JSON.stringify([plan.sql, plan.params]);
+  const key = JSON.stringify([plan.sql, plan.params.map((p) => (typeof p === 'bigint' ? String(p) : p))]);
   const m = await cache.get(key, bytes, async () => {
     const r = await ctx.engine.materialize(`SELECT to_json(q)::VARCHAR AS j FROM (${plan.unordered}) q ORDER BY ${qOrder(plan)}`, plan.params);
     return materialized(r.chunks);
@@ -228,18 +230,35 @@ export async function preview(ctx: AppContext, body: unknown): Promise<PreviewOu
   return { cohort_def, page };
 }
 
+/** Never the token itself: it may be anything, of any size. */
+const invalidToken = (raw: string | null) =>
+  invalidQuery(
+    raw === null
+      ? 'Invalid next_page token None'
+      : `Invalid next_page token (${raw.length} characters): it is not a token this server issued, or it was altered. Pass the next_page value of the previous response unchanged, or run the query again from its first page.`,
+  );
+
 /** The next page of a manifest (or the page a 202 promised), from its token. */
 export async function nextPage(ctx: AppContext, token: unknown, pageSize: number | null): Promise<PageOutcome> {
-  const raw = typeof token === 'string' ? token : null;
+  const raw = typeof token === 'string' && token !== '' ? token : null;
   const body = raw ? tokens(ctx).decode(raw) : 'malformed';
   if (body === 'other_release') {
     // A release switch happened while the caller paged: never continue with rows of another release.
     throw invalidQuery(
-      `Invalid next_page token: it was issued for another data release, and this server now serves ${ctx.dataset.release} (data ${ctx.dataset.identity.slice(0, 12)}). Run the query again from its first page to get a manifest of one release.`,
+      `Invalid next_page token: it was issued for another data release (or by a server with another IDQS_TOKEN_SECRET), and this server now serves ${ctx.dataset.release} (data ${ctx.dataset.identity.slice(0, 12)}). Run the query again from its first page to get a manifest of one release.`,
     );
   }
-  if (body === 'malformed') throw invalidQuery(`Invalid next_page token ${raw === null ? 'None' : raw}`);
-  const plan = planManifest(body.query, requireV2Rows(ctx));
+  if (body === 'malformed') throw invalidToken(raw);
+  const rows = requireV2Rows(ctx);
+  let plan: ManifestPlan;
+  try {
+    plan = planManifest(body.query, rows);
+  } catch (e) {
+    if (e instanceof IdqsError) throw invalidToken(raw);
+    throw e;
+  }
+  // The sort key of the last row sent has one value per key of the plan.
+  if (body.cursor.after !== null && body.cursor.after.length !== plan.keys.length) throw invalidToken(raw);
   const size = clampPageSize(ctx, pageSize, body.cursor.pageSize);
   return pageWithDeadline(ctx, body.query, plan, body.cursor, size);
 }
