@@ -26,6 +26,7 @@ import { explorer } from './explorer.ts';
 import { clientSignal, responseClosed, wasCut } from './client-signal.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { serverOptions } from './server-options.ts';
+import { rebindingHook } from './rebinding.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -103,6 +104,9 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   if (ctx.config.hstsMaxAge > 0) common['Strict-Transport-Security'] = `max-age=${ctx.config.hstsMaxAge}; includeSubDomains`;
   const framed = { ...common, 'X-Frame-Options': 'DENY', 'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'" };
   const cacheHeaders = { ETag: ctx.etag, 'Cache-Control': 'public, max-age=3600' };
+
+  // Before anything else: a request naming a host this server does not answer for (DNS rebinding) does no work.
+  app.addHook('onRequest', rebindingHook(ctx.config, log));
 
   // CORS for any origin, without credentials (the data is public); any route may be called with a JSON body.
   // Its hook runs first, so a 304 from the hook below carries the CORS headers too.

@@ -55,7 +55,10 @@ export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promi
     return jsonRpcError(reply, 500, -32603, 'Internal error while handling the request; it has been logged.');
   });
 
-  app.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
+  // DNS-rebinding guard (the HTTP adapter's first hook): also the Origin here, and refusals as JSON-RPC errors.
+  const guarded = { checkOrigin: true, refuse: (_req: FastifyRequest, reply: FastifyReply, status: number, message: string) => jsonRpcError(reply, status, -32000, message) };
+
+  app.post('/mcp', { schema: { hide: true }, config: guarded }, async (req, reply) => {
     const apiBase = publicBase(ctx.config, req);
     const server = createMcpServer(ctx, { apiBase, log: opts.log });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -80,6 +83,6 @@ export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promi
     reply.header('Allow', 'POST, OPTIONS');
     return jsonRpcError(reply, 405, -32000, 'Method not allowed: this endpoint is stateless; send JSON-RPC requests with POST.');
   };
-  app.get('/mcp', { schema: { hide: true } }, notAllowed);
-  app.delete('/mcp', { schema: { hide: true } }, notAllowed);
+  app.get('/mcp', { schema: { hide: true }, config: guarded }, notAllowed);
+  app.delete('/mcp', { schema: { hide: true }, config: guarded }, notAllowed);
 }
