@@ -9,7 +9,16 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { Logger } from 'pino';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../core/context.ts';
 import { IdqsError, invalidRequest } from '../core/errors.ts';
 import { currentWork, runWork } from '../core/engine/work.ts';
@@ -21,6 +30,7 @@ import { AJV_OPTIONS, ajvErrorMessage, type AjvError } from '../contract/validat
 import { TOOL_WORDS } from '../contract/words.ts';
 import { GUIDE, INSTRUCTIONS } from './guide.ts';
 import { toolLimits, type ToolLimits } from './limits.ts';
+import { getPrompt, listPrompts } from './prompts.ts';
 import { cohortTools } from './tools/cohort.ts';
 import { discoveryTools } from './tools/discovery.ts';
 import { facetTools } from './tools/facets.ts';
@@ -157,6 +167,11 @@ export function createMcpServer(ctx: AppContext, opts: McpServerOptions): McpSer
     const signal = outer?.signal ? AbortSignal.any([outer.signal, extra.signal]) : extra.signal;
     return runWork({ requestId: outer?.requestId, timeout: outer?.timeout, signal }, () => toolset.call(req.params.name, req.params.arguments, opts));
   });
+
+  // Prompts: the researcher's workflows as templates over the tools (./prompts.ts).
+  mcp.server.registerCapabilities({ prompts: { listChanged: false } });
+  mcp.server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: listPrompts() }));
+  mcp.server.setRequestHandler(GetPromptRequestSchema, (req) => getPrompt(ctx, toolset.limits, req.params.name, req.params.arguments));
 
   // idc:// are the public service's names of the same resources, for clients written against it.
   for (const [scheme, alias] of [['idqs', ''], ['idc', ' (alias of the idqs:// resource)']] as const) {
