@@ -94,7 +94,8 @@ export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promi
       const request = new Request(new URL(req.url, apiBase), { method: 'POST', headers: webHeaders(req), body });
       const res = await transport.handleRequest(request);
       reply.code(res.status);
-      res.headers.forEach((v, k) => reply.header(k, v));
+      // Connection handling is the server's own (it closes connections while draining).
+      res.headers.forEach((v, k) => k !== 'connection' && reply.header(k, v));
       if (stream && res.body && (res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
         // Events (progress, log messages, then the result) go out as they come; the transport ends the stream after the result.
         streaming = true;
