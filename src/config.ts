@@ -71,6 +71,8 @@ export interface Config {
   cloud2Endpoint: string | null;
   build: string | null;
   logLevel: string;
+  /** An agent tool call that asks for progress is told after this long, then at this interval. */
+  mcpProgressMs: number;
   sqlLogMode: 'snippet' | 'hash';
   /** HTTP hygiene: body size, header/body/keep-alive deadlines, connection cap, shutdown deadline. */
   bodyLimit: number;
@@ -183,6 +185,7 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_CLOUD2_ENDPOINT: { key: 'cloud2Endpoint', schema: url(), doc: 'replaces the second store’s endpoint' },
   IDQS_BUILD: { key: 'build', schema: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' }), doc: 'build stamp reported as `api_version+build`' },
   IDQS_LOG_LEVEL: { key: 'logLevel', schema: oneOf('info', LOG_LEVELS), doc: 'log level' },
+  IDQS_MCP_PROGRESS_MS: { key: 'mcpProgressMs', schema: int(1000, 10, 60_000), doc: 'an agent tool call that sent a progress token gets progress notifications after this long, then at this interval' },
   IDQS_SQL_LOG_MODE: { key: 'sqlLogMode', schema: oneOf('snippet', ['snippet', 'hash']), doc: 'caller SQL in the log: a 200-character snippet or a hash' },
   IDQS_BODY_LIMIT: { key: 'bodyLimit', schema: int(1_048_576, 1024, 2 ** 30), doc: 'largest request body, bytes (413 beyond)' },
   IDQS_REQUEST_TIMEOUT_MS: { key: 'requestTimeoutMs', schema: int(30_000, 100), doc: 'a request (headers and body) must arrive within this (408 after)' },

@@ -162,6 +162,8 @@ before(async () => {
       'IDQS_LOG_LEVEL=warn',
       'IDQS_SHUTDOWN_S=5',
       'IDQS_TRUST_PROXY=loopback',
+      // The public name nginx passes on as Host (the replicas listen on loopback and refuse other names).
+      'IDQS_ALLOWED_HOSTS=idqs.example.org',
       'IDQS_TOKEN_SECRET=fleet-test-secret',
       'IDQS_SQL_CONNECTIONS=1',
       'IDQS_WORKERS=1',
@@ -224,6 +226,31 @@ test('nginx spreads requests over the three replicas; answers equal SQL; GET ans
   const ready = await call('/v3/ready');
   assert.equal(ready.status, 200);
   assert.equal(ready.headers.get('x-cache'), null);
+});
+
+test('nginx passes the client\'s Host: the public name is served, a foreign one refused by the replicas (DNS-rebinding guard)', { skip }, async () => {
+  const { request } = await import('node:http');
+  // POSTs: never answered from nginx's cache, so each reaches a replica.
+  const post = (path: string, host: string, body: unknown) =>
+    new Promise<{ status: number; json: Json }>((resolve, reject) => {
+      const req = request(`${fleet!.base}${path}`, { method: 'POST', headers: { host, 'content-type': 'application/json' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as Json }));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify(body));
+    });
+  const ok = await post('/v3/cohort/counts', 'idqs.example.org', COUNTS_BODY);
+  assert.equal(ok.status, 200, JSON.stringify(ok.json));
+  assert.deepEqual(countsOf(ok.json), expected[0]!.counts);
+  const evil = await post('/v3/cohort/counts', 'evil.example', COUNTS_BODY);
+  assert.equal(evil.status, 403, JSON.stringify(evil.json));
+  assert.equal(evil.json.error.code, 'forbidden');
+  const mcp = await post('/mcp', 'evil.example', { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  assert.equal(mcp.status, 403);
+  assert.equal(mcp.json.error.code, -32000);
 });
 
 test('a replica killed under load: zero failed client requests, and the supervisor brings it back', { skip }, async (t) => {

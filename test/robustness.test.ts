@@ -426,11 +426,14 @@ test('6. caller SQL reads no server file, runs no maintenance, learns no server 
   assert.equal(ok.status, 200);
 });
 
-test('7. the Host header is never echoed: absolute URLs come from the configured public URL or an allowed host', async () => {
-  const evil = await httpGet(s.url, '/v2/about', { Host: 'evil.example' });
+test('7. the Host header is never echoed: absolute URLs come from the configured public URL or an allowed host', async (t) => {
+  // On loopback a foreign Host is refused outright (test/http-rebinding.test.ts); a server bound to all interfaces answers it.
+  const open = await startServer({ host: '0.0.0.0' });
+  t.after(() => open.close());
+  const evil = await httpGet(open.url, '/v2/about', { Host: 'evil.example' });
   assert.equal(evil.status, 200);
   assert.ok(!evil.text.includes('evil.example'), evil.text);
-  const manifest = await httpGet(s.url, '/v3/cohort/manifest', { Host: 'evil.example' }, 'POST', { filters: CT, page_size: 1 });
+  const manifest = await httpGet(open.url, '/v3/cohort/manifest', { Host: 'evil.example' }, 'POST', { filters: CT, page_size: 1 });
   assert.equal(manifest.status, 200);
   assert.ok(!manifest.text.includes('evil.example'), 'download commands do not name the Host header');
   // Behind a trusted proxy, the forwarded scheme and an allowed forwarded host are used.
@@ -444,7 +447,7 @@ test('7. the Host header is never echoed: absolute URLs come from the configured
   } finally {
     await proxied.close();
   }
-  const configured = await startServer({ publicUrl: 'https://idqs.example.org/api' });
+  const configured = await startServer({ publicUrl: 'https://idqs.example.org/api', host: '0.0.0.0' });
   try {
     const r = await httpGet(configured.url, '/v2/about', { Host: 'evil.example' });
     assert.match(r.text, /https:\/\/idqs\.example\.org\/api\/v2\/swagger/);

@@ -154,7 +154,8 @@ releaseOptions(serve, true)
     '\nExamples:\n  idqs serve                       # the synthetic default dataset, offline\n  idqs serve --release latest      # the newest real release (fetched and built once, then cached)\n  idqs serve --release 25.0.5 --source pypi\n  idqs serve --db idc.duckdb --workers 4   # one port, four processes; a dead one is replaced\n\nSIGTERM or SIGINT drains: in-flight requests finish within IDQS_SHUTDOWN_S, then the server exits.',
   )
   .action(async (o: { port: number; host: string; db?: string; workers?: number } & ReleaseFlags) => {
-    const cfg = loadConfig();
+    // The flags win: where it listens decides the absolute URLs it falls back to and its DNS-rebinding guard.
+    const cfg: Config = { ...loadConfig(), host: o.host, port: o.port };
     const worker = isFleetWorker();
     // The real file, not a link to it: a release switch that repoints the link reaches a server only when it restarts.
     const db = worker ? o.db! : realpathSync(await resolveDb(cfg, o.db, o));

@@ -27,6 +27,7 @@ import { clientSignal, responseClosed, wasCut } from './client-signal.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { serverOptions } from './server-options.ts';
 import { addSecurityHeaders, securityHeaders } from './security-headers.ts';
+import { rebindingHook } from './rebinding.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -96,8 +97,10 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
 
   const cacheHeaders = { ETag: ctx.etag, 'Cache-Control': 'public, max-age=3600' };
 
-  // First of all hooks, so that answers given by a hook (CORS preflights, 304s) carry them too.
+  // First of all hooks, so that answers given by a hook (CORS preflights, 304s, rebinding refusals) carry them too.
   addSecurityHeaders(app, securityHeaders(ctx.config));
+  // Then, before any work: a request naming a host this server does not answer for (DNS rebinding) is refused.
+  app.addHook('onRequest', rebindingHook(ctx.config, log));
 
   // CORS for any origin, without credentials (the data is public); any route may be called with a JSON body.
   // Its hook runs first, so a 304 from the hook below carries the CORS headers too.

@@ -1,12 +1,15 @@
 // The streamable HTTP transport of the agent tools at /mcp (and /mcp/),
 // stateless: every POST gets a fresh server and transport, so any replica can
 // answer any request (no session, no Mcp-Session-Id) and responses are plain
-// JSON (no SSE). The request goes through Fastify's normal pipeline (security
+// JSON, except a tools/call that asks for progress: its response is an SSE
+// stream carrying the notifications, then the result. The request goes through Fastify's normal pipeline (security
 // headers, CORS, request log) and the SDK's web-standard transport.
 // Registered as an encapsulated plugin: its body parser (raw text, parsed by
 // the transport) and its JSON-RPC error handler apply to /mcp only.
 
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Logger } from 'pino';
 import { notJsonRpc } from './json-rpc-shape.ts';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -42,6 +45,22 @@ function webHeaders(req: FastifyRequest): Headers {
   return h;
 }
 
+/**
+ * Whether a request gets an SSE response rather than plain JSON: a call whose
+ * client asked for progress (params._meta.progressToken) and accepts SSE, so
+ * that its progress and log notifications can reach it before the result.
+ */
+export function wantsStream(body: string, accept: string | undefined): boolean {
+  if (!accept?.includes('text/event-stream') || !body.includes('progressToken')) return false;
+  try {
+    const msg = JSON.parse(body) as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } };
+    const token = msg?.params?._meta?.progressToken;
+    return msg?.method === 'tools/call' && (typeof token === 'string' || typeof token === 'number');
+  } catch {
+    return false; // the transport answers the parse error
+  }
+}
+
 export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promise<void> {
   const ctx = app.ctx;
   toolsetFor(ctx); // compile the tool schemas now, not on the first request
@@ -56,13 +75,22 @@ export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promi
     return jsonRpcError(reply, 500, -32603, 'Internal error while handling the request; it has been logged.');
   });
 
-  app.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
+  // DNS-rebinding guard (the HTTP adapter's first hook): also the Origin here, and refusals as JSON-RPC errors.
+  const guarded = { checkOrigin: true, refuse: (_req: FastifyRequest, reply: FastifyReply, status: number, message: string) => jsonRpcError(reply, status, -32000, message) };
+
+  app.post('/mcp', { schema: { hide: true }, config: guarded }, async (req, reply) => {
     const apiBase = publicBase(ctx.config, req);
+    const body = typeof req.body === 'string' ? req.body : '';
+    const stream = wantsStream(body, req.headers.accept);
     const server = createMcpServer(ctx, { apiBase, log: opts.log });
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !stream });
+    const close = async () => {
+      await transport.close();
+      await server.close();
+    };
+    let streaming = false;
     try {
       await server.connect(transport);
-      const body = typeof req.body === 'string' ? req.body : '';
       // After the transport's own check of the content type, which answers first.
       const invalid = /^application\/json\b/i.test(req.headers['content-type'] ?? '') ? notJsonRpc(body) : null;
       if (invalid) return jsonRpcError(reply, 400, -32600, invalid);
@@ -70,12 +98,18 @@ export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promi
       const request = new Request(new URL(req.url, apiBase), { method: 'POST', headers: webHeaders(req), body });
       const res = await transport.handleRequest(request);
       reply.code(res.status);
-      res.headers.forEach((v, k) => reply.header(k, v));
+      // Connection handling is the server's own (it closes connections while draining).
+      res.headers.forEach((v, k) => k !== 'connection' && reply.header(k, v));
+      if (stream && res.body && (res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+        // Events (progress, log messages, then the result) go out as they come; the transport ends the stream after the result.
+        streaming = true;
+        reply.raw.once('close', () => void close());
+        return reply.send(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>));
+      }
       const text = await res.text();
       return reply.send(text === '' ? undefined : text);
     } finally {
-      await transport.close();
-      await server.close();
+      if (!streaming) await close();
     }
   });
 
@@ -84,6 +118,6 @@ export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promi
     reply.header('Allow', 'POST, OPTIONS');
     return jsonRpcError(reply, 405, -32000, 'Method not allowed: this endpoint is stateless; send JSON-RPC requests with POST.');
   };
-  app.get('/mcp', { schema: { hide: true } }, notAllowed);
-  app.delete('/mcp', { schema: { hide: true } }, notAllowed);
+  app.get('/mcp', { schema: { hide: true }, config: guarded }, notAllowed);
+  app.delete('/mcp', { schema: { hide: true }, config: guarded }, notAllowed);
 }

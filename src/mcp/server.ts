@@ -9,7 +9,17 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { Logger } from 'pino';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  SetLevelRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../core/context.ts';
 import { IdqsError, invalidRequest } from '../core/errors.ts';
 import { currentWork, runWork } from '../core/engine/work.ts';
@@ -21,6 +31,8 @@ import { AJV_OPTIONS, ajvErrorMessage, type AjvError } from '../contract/validat
 import { TOOL_WORDS } from '../contract/words.ts';
 import { GUIDE, INSTRUCTIONS } from './guide.ts';
 import { toolLimits, type ToolLimits } from './limits.ts';
+import { getPrompt, listPrompts } from './prompts.ts';
+import { LogLevel, logTo, reportProgress } from './notify.ts';
 import { cohortTools } from './tools/cohort.ts';
 import { discoveryTools } from './tools/discovery.ts';
 import { facetTools } from './tools/facets.ts';
@@ -75,7 +87,7 @@ export class Toolset {
   }
 
   /** Run a tool: validate the arguments, call the service, shape the result or the error. */
-  async call(name: string, rawArgs: Record<string, unknown> | undefined, opts: McpServerOptions): Promise<CallToolResult> {
+  async call(name: string, rawArgs: Record<string, unknown> | undefined, opts: McpServerOptions, observe?: (audit: Record<string, unknown>) => void): Promise<CallToolResult> {
     const entry = this.entries.get(name);
     if (!entry) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name)}.${suggestionText(suggest(name, this.entries.keys()))} tools/list lists the tools.`);
@@ -112,6 +124,7 @@ export class Toolset {
     }
     audit.duration_ms = Math.round((performance.now() - started) * 100) / 100;
     opts.log?.info(audit, 'tool call');
+    observe?.(audit);
     return result;
   }
 }
@@ -152,11 +165,33 @@ export function createMcpServer(ctx: AppContext, opts: McpServerOptions): McpSer
   mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolset.list() }));
   // A tool call is cancelled when its HTTP client leaves (the work of the request it came in) or when the
   // MCP client cancels it (the SDK's signal).
-  mcp.server.setRequestHandler(CallToolRequestSchema, (req, extra) => {
+  // Log messages to the client at the level it sets (per connection: one stdio session, or one HTTP request).
+  const levels = new LogLevel();
+  mcp.server.registerCapabilities({ logging: {} });
+  mcp.server.setRequestHandler(SetLevelRequestSchema, (req) => {
+    levels.level = req.params.level;
+    return {};
+  });
+  mcp.server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const outer = currentWork();
     const signal = outer?.signal ? AbortSignal.any([outer.signal, extra.signal]) : extra.signal;
-    return runWork({ requestId: outer?.requestId, timeout: outer?.timeout, signal }, () => toolset.call(req.params.name, req.params.arguments, opts));
+    const name = req.params.name;
+    const token = extra._meta?.progressToken;
+    const stop = token === undefined ? undefined : reportProgress(extra.sendNotification, token, name, ctx.config.mcpProgressMs);
+    logTo(extra.sendNotification, levels, 'debug', { tool: name, event: 'start' });
+    try {
+      return await runWork({ requestId: outer?.requestId, timeout: outer?.timeout, signal }, () =>
+        toolset.call(name, req.params.arguments, opts, (audit) => logTo(extra.sendNotification, levels, audit.outcome === 'ok' ? 'info' : 'warning', audit)),
+      );
+    } finally {
+      stop?.();
+    }
   });
+
+  // Prompts: the researcher's workflows as templates over the tools (./prompts.ts).
+  mcp.server.registerCapabilities({ prompts: { listChanged: false } });
+  mcp.server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: listPrompts() }));
+  mcp.server.setRequestHandler(GetPromptRequestSchema, (req) => getPrompt(ctx, toolset.limits, req.params.name, req.params.arguments));
 
   // idc:// are the public service's names of the same resources, for clients written against it.
   for (const [scheme, alias] of [['idqs', ''], ['idc', ' (alias of the idqs:// resource)']] as const) {
