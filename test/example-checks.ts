@@ -171,6 +171,14 @@ export const V3_EXAMPLE_CHECKS: Record<string, Check> = {
     assert.deepEqual(ids(json.series, 'SeriesInstanceUID'), ids(rows, 'SeriesInstanceUID'));
     assert.deepEqual(json.missing, []);
   },
+  'post /v3/series/resolve': async (e, { body, json }) => {
+    const lines = String(body!.text).split('\n');
+    const uuid = /s3:\/\/[^/]+\/([0-9a-f-]{36})\//.exec(lines[1]!)![1];
+    const row = (await e.one(`SELECT SeriesInstanceUID, crdc_series_uuid FROM "index" WHERE crdc_series_uuid = ?`, [uuid!]))!;
+    assert.deepEqual(json.totals, { lines: 3, blank: 0, comments: 1, header: 0, current: 1, revised: 0, removed: 0, unknown: 0, invalid: 1 });
+    assert.deepEqual([json.lines[0].line, json.lines[0].class, json.lines[0].SeriesInstanceUID, json.lines[0].current.crdc_series_uuid], [2, 'current', row.SeriesInstanceUID, uuid]);
+    assert.deepEqual([json.lines[1].line, json.lines[1].class], [3, 'invalid']);
+  },
   'post /v3/sql': async (e, { body, json }) => {
     const all = await e.rows(String(body!.sql).replace(/\bindex\b/, '"index"'));
     assert.deepEqual(ids(json.rows, 'n'), ids(all.slice(0, body!.max_rows), 'n'));

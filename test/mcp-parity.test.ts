@@ -117,6 +117,11 @@ before(async () => {
       words: [['"maxrows" in body;', '"maxrows" in arguments;']],
     },
     {
+      tool: 'resolve_series',
+      args: { ids: [ser.SeriesInstanceUID, ser.StudyInstanceUID, 'nonsense'] },
+      rest: { method: 'POST', path: '/v3/series/resolve', body: { ids: [ser.SeriesInstanceUID, ser.StudyInstanceUID, 'nonsense'] } },
+    },
+    {
       tool: 'get_viewer_url',
       args: { series_instance_uid: ser.SeriesInstanceUID },
       rest: { method: 'GET', path: `/v3/viewer-url?series_instance_uid=${q(String(ser.SeriesInstanceUID))}` },

@@ -22,6 +22,7 @@ export const CAPABILITY_IDS = [
   'get_cohort_facets',
   'get_cohort_table',
   'lookup_series',
+  'resolve_series',
   'run_sql',
   'get_viewer_url',
   'get_citations',
