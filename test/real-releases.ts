@@ -31,6 +31,9 @@ async function ensure(release: string): Promise<EnsuredRelease> {
   }
 }
 
+/** The pinned release alone, fetched and built (for benchmarks). */
+export const pinnedRelease = () => ensure(PIN.release);
+
 export async function twoReleases(): Promise<TwoReleases> {
   const current = await ensure(PIN.release);
   const previous = await ensure(PIN.previous);

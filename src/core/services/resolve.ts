@@ -9,7 +9,6 @@ import type { AppContext } from '../context.ts';
 import { field, invalidQuery, msg, setting, tooLarge } from '../errors.ts';
 import { LEGACY_BUCKETS } from '../rules/stores.ts';
 import { parseSavedLine, splitLines } from '../rules/saved-lines.ts';
-import { toNumber } from './numbers.ts';
 
 export type ResolveClass = 'current' | 'revised' | 'removed' | 'unknown' | 'header' | 'invalid';
 export type IdKind = 'crdc_series_uuid' | 'SeriesInstanceUID' | 'StudyInstanceUID' | 'DICOM UID';
@@ -88,15 +87,24 @@ export type ResolveInput = { text: string } | { ids: string[] };
 /** Lists travel as one bound value: identifiers hold no comma. */
 const LIST = (p: string) => `(SELECT unnest(string_split(${p}, ',')))`;
 
-function prior(r: Record<string, unknown>): PriorVersion {
-  return {
-    crdc_series_uuid: String(r.crdc_series_uuid),
-    min_idc_version: toNumber(r.min_v),
-    max_idc_version: toNumber(r.max_v),
-    series_aws_url: (r.url as string | null) ?? null,
-    aws_bucket: (r.aws_bucket as string | null) ?? null,
-    series_size_MB: r.size === null || r.size === undefined ? null : toNumber(r.size),
-  };
+// Rows come back packed in one string (fields and records split by control
+// characters no identifier or URL holds): for 100,000 lines this is several
+// times faster than converting each value of each row.
+const FIELD = '\u001f';
+const RECORD = '\u001e';
+const NULL = '\u0002';
+
+/** A row of N fields. */
+type Fields<N extends number, A extends (string | null)[] = []> = A['length'] extends N ? A : Fields<N, [...A, string | null]>;
+
+/** The rows of a query of `n` columns as arrays of strings (null for NULL). */
+async function packedRows<N extends number>(ctx: AppContext, n: N, sql: string, params: string[]): Promise<Fields<N>[]> {
+  const names = Array.from({ length: n }, (_, i) => `c${i}`);
+  const fields = names.map((c) => `coalesce(CAST(${c} AS VARCHAR), '${NULL}')`).join(', ');
+  const r = await ctx.engine.one(`SELECT string_agg(concat_ws('${FIELD}', ${fields}), '${RECORD}') AS packed FROM (${sql}) AS t(${names.join(', ')})`, params);
+  const packed = r?.packed;
+  if (typeof packed !== 'string' || packed === '') return [];
+  return packed.split(RECORD).map((rec) => rec.split(FIELD).map((v) => (v === NULL ? null : v)) as Fields<N>);
 }
 
 interface SeriesFacts {
@@ -142,91 +150,91 @@ export async function resolveSaved(ctx: AppContext, input: ResolveInput): Promis
     }
   }
 
-  // 1. Folders: the series each one is a version of, in the release or in the prior versions.
-  const uuidSeries = new Map<string, { sid: string; current: boolean }>();
-  if (uuids.size > 0) {
-    const rows = await ctx.engine.rows(
-      `WITH q AS (SELECT DISTINCT u FROM ${LIST('?')} t(u))
-       SELECT q.u, i.SeriesInstanceUID AS sid, true AS cur FROM q JOIN "index" i ON i.crdc_series_uuid = q.u
-       UNION ALL
-       SELECT DISTINCT q.u, p.SeriesInstanceUID AS sid, false AS cur FROM q JOIN prior_versions_index p ON p.crdc_series_uuid = q.u`,
-      [[...uuids].join(',')],
-    );
-    for (const r of rows) {
-      const had = uuidSeries.get(String(r.u));
-      if (!had || r.cur === true) uuidSeries.set(String(r.u), { sid: String(r.sid), current: r.cur === true });
-    }
-  }
-
-  // 2. The series named or reached: their current version and every prior one.
-  const sids = new Set<string>(uids);
-  for (const v of uuidSeries.values()) sids.add(v.sid);
+  // 1. The series named or reached, in one pass over each table: the prior versions of the folders and UIDs
+  // asked, then the current rows of those folders, UIDs and of the series the prior versions belong to, then
+  // every prior version of all of them.
   const series = new Map<string, SeriesFacts>();
-  if (sids.size > 0) {
-    const list = [[...sids].join(',')];
+  const uuidSeries = new Map<string, { sid: string; current: boolean }>();
+  if (uuids.size > 0 || uids.size > 0) {
+    const params = [[...uuids].join(','), [...uids].join(',')];
+    const cte = `qu AS (SELECT DISTINCT u FROM ${LIST('?')} t(u)), qs AS (SELECT DISTINCT u FROM ${LIST('?')} t(u)),
+      pv AS (SELECT DISTINCT SeriesInstanceUID AS sid FROM prior_versions_index WHERE crdc_series_uuid IN (SELECT u FROM qu) OR SeriesInstanceUID IN (SELECT u FROM qs)),
+      cur AS (SELECT * FROM "index" WHERE crdc_series_uuid IN (SELECT u FROM qu) OR SeriesInstanceUID IN (SELECT u FROM qs) OR SeriesInstanceUID IN (SELECT sid FROM pv))`;
     const [cur, old] = await Promise.all([
-      ctx.engine.rows(
-        `SELECT SeriesInstanceUID, collection_id, PatientID, StudyInstanceUID, Modality, crdc_series_uuid, series_revised_idc_version AS since,
-           series_cloud1_url AS url, aws_bucket, series_size_MB AS size, license_short_name
-         FROM "index" WHERE SeriesInstanceUID IN ${LIST('?')}`,
-        list,
+      packedRows(
+        ctx,
+        11,
+        `WITH ${cte} SELECT SeriesInstanceUID, collection_id, PatientID, StudyInstanceUID, Modality, crdc_series_uuid, series_revised_idc_version,
+           series_cloud1_url, aws_bucket, series_size_MB, license_short_name FROM cur`,
+        params,
       ),
       // A version may have several rows (one per bucket it sat in): one per folder, the URL where there is one.
-      ctx.engine.rows(
-        `SELECT SeriesInstanceUID, crdc_series_uuid, any_value(collection_id) AS collection_id, any_value(PatientID) AS PatientID,
-           any_value(StudyInstanceUID) AS StudyInstanceUID, any_value(Modality) AS Modality,
-           min(min_idc_version) AS min_v, max(max_idc_version) AS max_v, max(series_aws_url) AS url, max(aws_bucket) AS aws_bucket, max(series_size_MB) AS size
-         FROM prior_versions_index WHERE SeriesInstanceUID IN ${LIST('?')}
-         GROUP BY SeriesInstanceUID, crdc_series_uuid ORDER BY SeriesInstanceUID, max_v, min_v`,
-        list,
+      packedRows(
+        ctx,
+        11,
+        `WITH ${cte}, sids AS (SELECT sid FROM pv UNION SELECT SeriesInstanceUID FROM cur)
+         SELECT SeriesInstanceUID, crdc_series_uuid, any_value(collection_id), any_value(PatientID), any_value(StudyInstanceUID), any_value(Modality),
+           min(min_idc_version), max(max_idc_version), max(series_aws_url), max(aws_bucket), max(series_size_MB)
+         FROM prior_versions_index WHERE SeriesInstanceUID IN (SELECT sid FROM sids)
+         GROUP BY SeriesInstanceUID, crdc_series_uuid ORDER BY SeriesInstanceUID, max(max_idc_version), min(min_idc_version)`,
+        params,
       ),
     ]);
-    for (const r of cur) {
-      series.set(String(r.SeriesInstanceUID), {
-        collection_id: String(r.collection_id),
-        PatientID: String(r.PatientID),
-        StudyInstanceUID: String(r.StudyInstanceUID),
-        Modality: (r.Modality as string | null) ?? null,
+    for (const [sid, collection_id, PatientID, StudyInstanceUID, Modality, uuid, since, url, bucket, size, license] of cur) {
+      series.set(sid!, {
+        collection_id: collection_id!,
+        PatientID: PatientID!,
+        StudyInstanceUID: StudyInstanceUID!,
+        Modality,
         current: {
-          crdc_series_uuid: String(r.crdc_series_uuid),
-          since_idc_version: r.since === null ? null : toNumber(r.since),
-          series_aws_url: (r.url as string | null) ?? null,
-          aws_bucket: (r.aws_bucket as string | null) ?? null,
-          series_size_MB: r.size === null ? null : toNumber(r.size),
-          license_short_name: (r.license_short_name as string | null) ?? null,
+          crdc_series_uuid: uuid!,
+          since_idc_version: since === null ? null : Number(since),
+          series_aws_url: url,
+          aws_bucket: bucket,
+          series_size_MB: size === null ? null : Number(size),
+          license_short_name: license,
         },
         versions: [],
       });
+      if (uuids.has(uuid!)) uuidSeries.set(uuid!, { sid: sid!, current: true });
     }
-    for (const r of old) {
-      const sid = String(r.SeriesInstanceUID);
-      let s = series.get(sid);
-      if (!s) {
-        s = { collection_id: String(r.collection_id), PatientID: String(r.PatientID), StudyInstanceUID: String(r.StudyInstanceUID), Modality: (r.Modality as string | null) ?? null, versions: [] };
-        series.set(sid, s);
+    for (const [sid, uuid, collection_id, PatientID, StudyInstanceUID, Modality, min, max, url, bucket, size] of old) {
+      let s = series.get(sid!);
+      if (s === undefined) {
+        s = { collection_id: collection_id!, PatientID: PatientID!, StudyInstanceUID: StudyInstanceUID!, Modality, versions: [] };
+        series.set(sid!, s);
       }
-      s.versions.push(prior(r));
+      s.versions.push({
+        crdc_series_uuid: uuid!,
+        min_idc_version: Number(min),
+        max_idc_version: Number(max),
+        series_aws_url: url,
+        aws_bucket: bucket,
+        series_size_MB: size === null ? null : Number(size),
+      });
+      if (uuids.has(uuid!) && !uuidSeries.has(uuid!)) uuidSeries.set(uuid!, { sid: sid!, current: false });
     }
   }
 
-  // 3. UIDs that are no series: studies, in the release or only in prior versions.
+  // 2. UIDs that are no series: studies, in the release or only in prior versions.
   const studyUids = [...uids].filter((u) => !series.has(u));
   const studies = new Map<string, { collection_id: string; PatientID: string; current: number; removed: number; last: number | null }>();
   if (studyUids.length > 0) {
-    const rows = await ctx.engine.rows(
+    const rows = await packedRows(
+      ctx,
+      6,
       `WITH q AS (SELECT DISTINCT u FROM ${LIST('?')} t(u)),
        cur AS (SELECT StudyInstanceUID AS u, any_value(collection_id) AS c, any_value(PatientID) AS p, count(*) AS n
                FROM "index" WHERE StudyInstanceUID IN (SELECT u FROM q) GROUP BY 1),
        gone AS (SELECT StudyInstanceUID AS u, any_value(collection_id) AS c, any_value(PatientID) AS p, count(DISTINCT SeriesInstanceUID) AS n, max(max_idc_version) AS last
                 FROM prior_versions_index WHERE StudyInstanceUID IN (SELECT u FROM q)
                   AND SeriesInstanceUID NOT IN (SELECT SeriesInstanceUID FROM "index" WHERE StudyInstanceUID IN (SELECT u FROM q)) GROUP BY 1)
-       SELECT coalesce(cur.u, gone.u) AS u, coalesce(cur.c, gone.c) AS c, coalesce(cur.p, gone.p) AS p,
-              coalesce(cur.n, 0) AS n_cur, coalesce(gone.n, 0) AS n_gone, gone.last
+       SELECT coalesce(cur.u, gone.u), coalesce(cur.c, gone.c), coalesce(cur.p, gone.p), coalesce(cur.n, 0), coalesce(gone.n, 0), gone.last
        FROM cur FULL OUTER JOIN gone ON cur.u = gone.u`,
       [studyUids.join(',')],
     );
-    for (const r of rows) {
-      studies.set(String(r.u), { collection_id: String(r.c), PatientID: String(r.p), current: toNumber(r.n_cur), removed: toNumber(r.n_gone), last: r.last === null ? null : toNumber(r.last) });
+    for (const [u, c, p, n, gone, last] of rows) {
+      studies.set(u!, { collection_id: c!, PatientID: p!, current: Number(n), removed: Number(gone), last: last === null ? null : Number(last) });
     }
   }
 
