@@ -13,6 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ResolveWire } from '../src/contract/resolve-schemas.ts';
+import { planSaved } from '../src/download/saved.ts';
 import { startServer, type TestServer } from './fixture.ts';
 import { twoReleases, type TwoReleases } from './real-releases.ts';
 
@@ -140,6 +141,29 @@ test('a manifest of the earlier release, in every form, resolved against the pin
   assert.match(tail[1]!.message!, /not an identifier or URL/);
   assert.deepEqual([t.invalid, t.unknown], [2, 2]);
   process.stdout.write(`# resolved ${lineCount} lines in ${ms} ms: ${JSON.stringify(t)}\n`);
+
+  // What idqs download --manifest fetches for each line: the current version by default, the one named with --as-saved;
+  // removed series only with --as-saved; the bogus lines reported, never dropped.
+  const byDefault = planSaved(out, text, 'cloud2', false);
+  const saved = planSaved(out, text, 'cloud2', true);
+  const cloud2 = (b: unknown) => ({ 'idc-open-data-two': 'idc-open-idc1', 'idc-open-data-cr': 'idc-open-cr' })[String(b)] ?? String(b);
+  const folders = (p: typeof saved) => new Set(p.targets.map((x) => x.url));
+  const wantDefault = new Set<string>();
+  const wantSaved = new Set<string>();
+  for (const r of sample) {
+    const [cur] = await rel.rows(`SELECT crdc_series_uuid AS u, aws_bucket AS b FROM cur_index WHERE SeriesInstanceUID = '${r.sid}'`);
+    const [last] = await rel.rows(`SELECT crdc_series_uuid AS u, aws_bucket AS b FROM cur_prior WHERE SeriesInstanceUID = '${r.sid}' ORDER BY max_idc_version DESC, crdc_series_uuid LIMIT 1`);
+    const named = r.form === 'uid' ? (cur ?? last) : { u: r.u, b: r.b };
+    if (cur) wantDefault.add(`s3://${cloud2(cur.b)}/${cur.u}/*`);
+    if (r.expected === 'current' || (r.form === 'uid' && cur)) wantSaved.add(`s3://${cloud2(cur!.b)}/${cur!.u}/*`);
+    else wantSaved.add(`s3://${cloud2(named!.b)}/${named!.u}/*`);
+  }
+  assert.deepEqual(folders(byDefault), wantDefault);
+  assert.deepEqual(folders(saved), wantSaved);
+  const removed = sample.filter((r) => r.expected === 'removed').length;
+  assert.equal(byDefault.unresolved.length, removed + 4, 'removed lines, the two invalid and the two unknown lines are reported');
+  assert.equal(saved.unresolved.length, 4);
+  assert.ok(byDefault.unresolved.some((u) => /removed from the release after v\d+; --as-saved downloads/.test(u.why)));
 });
 
 test('StudyInstanceUIDs: current with their series counts, or removed with the last release, as SQL says', async () => {

@@ -3,6 +3,7 @@
 // the downloader takes its types from them (types only).
 
 import { Type, type Static } from '@sinclair/typebox';
+import { Stores } from './cohort-schemas.ts';
 
 // Nullable types as type arrays, not anyOf: the response serializer then writes them
 // directly instead of validating every value against each branch (100,000 lines).
@@ -85,6 +86,7 @@ export const ResolveResponse = Type.Object({
   idc_version: Type.String({ description: 'The release the lines were resolved against.' }),
   totals: ResolveTotalsWire,
   lines: Type.Array(ResolvedLineWire, { description: 'Every line that is not blank or a comment, in order.' }),
+  stores: Stores,
 });
 
 export type ResolvedLineWireData = Static<typeof ResolvedLineWire>;

@@ -7,6 +7,7 @@
 
 import type { AppContext } from '../context.ts';
 import { field, invalidQuery, msg, setting, tooLarge } from '../errors.ts';
+import { storesInfo, type DownloadInfo } from './manifest.ts';
 import { LEGACY_BUCKETS } from '../rules/stores.ts';
 import { parseSavedLine, splitLines } from '../rules/saved-lines.ts';
 
@@ -79,6 +80,8 @@ export interface ResolveResult {
   totals: ResolveTotals;
   /** Every line that is not blank or a comment, in order. */
   lines: ResolvedLine[];
+  /** Where the objects of every version are (current and prior versions share the buckets). */
+  stores: DownloadInfo['stores'];
 }
 
 /** Where the lines come from: a text (a manifest file), or identifiers one per entry. */
@@ -291,7 +294,7 @@ export async function resolveSaved(ctx: AppContext, input: ResolveInput): Promis
     }
     totals[l.class]++;
   }
-  return { idc_version: ctx.dataset.release, totals, lines: out };
+  return { idc_version: ctx.dataset.release, totals, lines: out, stores: storesInfo(ctx) };
 }
 
 /** Buckets of either store, under their names in both (a URL of a portal manifest may name either). */
