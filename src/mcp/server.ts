@@ -52,7 +52,7 @@ export class Toolset {
 
   constructor(readonly ctx: AppContext) {
     this.limits = toolLimits(ctx.config);
-    this.defs = [...discoveryTools(this.limits), ...tableTools(this.limits), ...cohortTools(this.limits), ...facetTools(this.limits), ...sqlTools(this.limits), ...sideTools(), ...releaseTools()];
+    this.defs = [...discoveryTools(this.limits), ...tableTools(this.limits), ...cohortTools(this.limits), ...facetTools(this.limits), ...sqlTools(this.limits), ...sideTools(), ...releaseTools(this.limits)];
     // The options of the REST validator, so that the same argument gets the same verdict and message.
     const ajv = new Ajv({ ...AJV_OPTIONS, strict: false });
     for (const def of this.defs) {

@@ -1,9 +1,12 @@
 // Routes over the releases of the data: resolving what a user saved (a
 // manifest, a list of UIDs) against the served release.
 
-import type { Static } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { resolveSaved } from '../../core/services/resolve.ts';
+import { changesTsv, cohortChanges } from '../../core/services/changes.ts';
+import { ChangesBody, ChangesResponse } from '../../contract/release-schemas.ts';
+import { applyLimit } from '../../contract/limits.ts';
 import { ResolveBody, ResolveResponse } from '../../contract/resolve-schemas.ts';
 import { errors } from './schemas.ts';
 
@@ -31,5 +34,34 @@ export async function releaseRoutes(app: FastifyInstance): Promise<void> {
       },
     },
     async (req) => resolveSaved(ctx, req.body),
+  );
+
+  app.post<{ Body: Static<typeof ChangesBody> }>(
+    '/cohort/changes',
+    {
+      schema: {
+        tags: ['cohort'],
+        summary: 'What changed between two releases',
+        description:
+          'Series of a cohort added, revised (another version) and removed between two releases (from, and to: by default the served one), with counts and sizes, ' +
+          'computed from the served release and its prior_versions_index. Filters take terms on collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID and Modality ' +
+          '(what earlier releases record). format "tsv" returns every change as a tab-separated download.',
+        body: { ...ChangesBody, examples: [{ filters: { terms: { collection_id: ['nlst'] } }, from: 'v24', limit: 5 }] },
+        response: { 200: ChangesResponse, ...errors(400, 413, 422) },
+      },
+    },
+    async (req, reply) => {
+      const { filters, from, to, format } = req.body;
+      if (format === 'tsv') {
+        const text = await changesTsv(ctx, { filters, from, to });
+        return reply
+          .type('text/tab-separated-values; charset=utf-8')
+          .header('Content-Disposition', `attachment; filename="idqs-changes-${String(from)}-${String(to ?? ctx.dataset.release)}.tsv"`)
+          .send(text);
+      }
+      const limit = applyLimit('limit', req.body.limit, { default: 100, cap: ctx.config.maxPageSize });
+      const r = await cohortChanges(ctx, { filters, from, to, limit: limit.value });
+      return { ...r, warnings: limit.warning ? [limit.warning] : [] };
+    },
   );
 }

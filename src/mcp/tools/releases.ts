@@ -4,9 +4,13 @@
 import { Type } from '@sinclair/typebox';
 import { field, invalidQuery, msg } from '../../core/errors.ts';
 import { resolveSaved } from '../../core/services/resolve.ts';
-import { defineTool, type ToolDef } from './types.ts';
+import { cohortChanges } from '../../core/services/changes.ts';
+import { applyLimit } from '../../contract/limits.ts';
+import { ReleaseName } from '../../contract/release-schemas.ts';
+import { defineTool, filterInput, filterOf, type ToolDef } from './types.ts';
+import type { ToolLimits } from '../limits.ts';
 
-export function releaseTools(): ToolDef[] {
+export function releaseTools(limits: ToolLimits): ToolDef[] {
   return [
     defineTool({
       capability: 'resolve_series',
@@ -23,6 +27,24 @@ export function releaseTools(): ToolDef[] {
       run: (a, { ctx }) => {
         if ((a.text === undefined) === (a.ids === undefined)) throw invalidQuery(msg`Give either ${field('text')} (a saved manifest) or ${field('ids')} (identifiers), not both or neither.`);
         return resolveSaved(ctx, a.text !== undefined ? { text: a.text } : { ids: a.ids! });
+      },
+    }),
+      defineTool({
+      capability: 'get_cohort_changes',
+      title: 'Cohort changes between releases',
+      description:
+        'Series of a cohort added, revised (another version) and removed between two releases (from; to defaults to the served one), with counts and sizes. ' +
+        'terms may use collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID and Modality only (what earlier releases record); no ranges.',
+      input: {
+        terms: filterInput.terms,
+        from: ReleaseName,
+        to: Type.Optional(ReleaseName),
+        limit: Type.Optional(Type.Integer({ minimum: 0, description: `Changed series to list (default 20, at most ${limits.pageSize.cap}; 0 for counts only).` })),
+      },
+      run: async (a, { ctx }) => {
+        const limit = applyLimit('limit', a.limit, { default: 20, cap: limits.pageSize.cap });
+        const r = await cohortChanges(ctx, { filters: filterOf(a), from: a.from, to: a.to, limit: limit.value });
+        return { ...r, warnings: limit.warning ? [limit.warning] : [] };
       },
     }),
   ];
