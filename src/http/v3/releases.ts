@@ -1,7 +1,7 @@
 // Routes over the releases of the data: resolving what a user saved (a
 // manifest, a list of UIDs) against the served release.
 
-import { Type, type Static } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { resolveSaved } from '../../core/services/resolve.ts';
 import { changesTsv, cohortChanges } from '../../core/services/changes.ts';
