@@ -84,3 +84,45 @@ test('refusals: a release the data cannot answer lists those it can; attributes 
   assert.match(attr.error!.message, /Manufacturer, which earlier releases do not record; filters over releases may use collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, Modality/);
   assert.match((await changes({ from, filters: { ranges: { instanceCount: { gte: 1 } } } }, 400)).error!.message, /ranges \(instanceCount\)/);
 });
+
+test('as_of: the counts of a collection as the earlier release served it equal SQL over that release’s own index; the MCP tool agrees; refusals say what can be asked', async () => {
+  const [top] = await rel.rows(`SELECT collection_id AS c FROM (${SET_DIFFERENCE('TRUE')}) d JOIN prev_index p ON p.SeriesInstanceUID = d.s
+      WHERE d.change = 'revised' GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`);
+  const c = String(top!.c);
+  const [mod] = await rel.rows(`SELECT Modality AS m FROM prev_index WHERE collection_id = '${c}' GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`);
+  const cases: Record<string, string[]>[] = [{ collection_id: [c] }, { collection_id: [c], Modality: [String(mod!.m)] }];
+  for (const terms of cases) {
+    const where = Object.entries(terms).map(([k, v]) => `${k} IN (${v.map((x: string) => `'${x}'`).join(', ')})`).join(' AND ');
+    const [want] = await rel.rows(`SELECT count(DISTINCT PatientID) AS patients, count(DISTINCT StudyInstanceUID) AS studies, count(*) AS series, sum(series_size_MB) AS mb
+      FROM prev_index WHERE ${where}`);
+    const r = await s.post('/v3/cohort/counts', { filters: { terms }, as_of: from });
+    const got = (await r.json()) as { as_of: string; computed_on: string; patients: number; studies: number; series: number; size_MB: number; warnings: string[] };
+    assert.equal(r.status, 200, JSON.stringify(got));
+    assert.deepEqual([got.as_of, got.computed_on], [from, `v${rel.current.build.index_version.split('.')[0]}`]);
+    assert.deepEqual([got.patients, got.studies, got.series], [Number(want!.patients), Number(want!.studies), Number(want!.series)], JSON.stringify(terms));
+    assert.ok(Math.abs(got.size_MB - Number(want!.mb)) <= 0.005 * got.series + 0.01, `${got.size_MB} vs ${want!.mb}`);
+    if (terms.Modality === undefined) assert.ok(got.warnings.some((w) => /earlier versions, whose instance counts are not recorded/.test(w)), JSON.stringify(got));
+    assert.ok(got.series > 0);
+    // The same through the bare filter body and the MCP tool.
+    assert.equal(((await (await s.post('/v3/cohort/counts', { terms, as_of: from })).json()) as { series: number }).series, got.series);
+  }
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const mcp = new Client({ name: 'as-of-test', version: '1.0.0' });
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`)));
+  try {
+    const tool = (await mcp.callTool({ name: 'get_cohort_counts', arguments: { terms: { collection_id: [c] }, as_of: from } })) as { structuredContent: unknown };
+    assert.deepEqual(tool.structuredContent, await (await s.post('/v3/cohort/counts', { terms: { collection_id: [c] }, as_of: from })).json());
+  } finally {
+    await mcp.close();
+  }
+  const refuse = async (body: unknown, re: RegExp) => {
+    const r = await s.post('/v3/cohort/counts', body);
+    const out = (await r.json()) as { error: { message: string } };
+    assert.equal(r.status, 400, JSON.stringify(out));
+    assert.match(out.error.message, re);
+  };
+  await refuse({ terms: { Manufacturer: ['GE'] }, as_of: from }, /Manufacturer, which earlier releases do not record; filters over releases may use collection_id/);
+  await refuse({ ranges: { instanceCount: { gte: 2 } }, as_of: from }, /ranges \(instanceCount\)/);
+  await refuse({ terms: { collection_id: [c] }, as_of: 'v1' }, /as_of is v1, which this data cannot answer: .*releases v2 to v25 can be asked/);
+});

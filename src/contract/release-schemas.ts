@@ -2,7 +2,7 @@
 // cohort as of a release): the REST routes and the MCP tools declare them.
 
 import { Type, type Static } from '@sinclair/typebox';
-import { FilterSchema, Warnings } from './filter-schema.ts';
+import { FilterOrWrappedSchema, FilterSchema, Warnings } from './filter-schema.ts';
 
 const NullableString = () => Type.Unsafe<string | null>({ type: ['string', 'null'] });
 
@@ -49,3 +49,13 @@ export const ChangesResponse = Type.Object({
 });
 
 export type ChangesWire = Static<typeof ChangesResponse>;
+
+export const AS_OF_DESCRIPTION =
+  'A past release ("v19"): the cohort that release served, from the served release and its prior_versions_index. ' +
+  'Filters may then use terms on collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID and Modality only; the answer names as_of and computed_on.';
+
+/** Body of the counts route: the filter (bare or wrapped), and optionally the release to count as of. */
+export const CountsBody = Type.Object(
+  { ...FilterOrWrappedSchema.properties, as_of: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: AS_OF_DESCRIPTION })) },
+  { additionalProperties: false, description: FilterOrWrappedSchema.description, examples: FilterOrWrappedSchema.examples as unknown[] },
+);
