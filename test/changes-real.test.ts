@@ -8,12 +8,13 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChangesWire } from '../src/contract/release-schemas.ts';
 import { startServer, type TestServer } from './fixture.ts';
-import { twoReleases, type TwoReleases } from './real-releases.ts';
+import { SKIP_REAL as skip, twoReleases, type TwoReleases } from './real-releases.ts';
 
 let rel: TwoReleases;
 let s: TestServer;
 let from: string;
 before(async () => {
+  if (skip) return;
   rel = await twoReleases();
   s = await startServer({}, rel.current.db);
   from = `v${rel.previous.build.index_version.split('.')[0]}`;
@@ -38,7 +39,7 @@ const SET_DIFFERENCE = (where: string) => `
   UNION ALL SELECT 'removed', s, mb FROM a WHERE s NOT IN (SELECT s FROM b)
   UNION ALL SELECT 'revised', b.s, b.mb FROM b JOIN a ON a.s = b.s WHERE a.u <> b.u`;
 
-test('changes of the whole data and of one collection equal the set difference of the two releases’ index files', async () => {
+test('changes of the whole data and of one collection equal the set difference of the two releases’ index files', { skip }, async () => {
   // The tables record when a version first and last was served, not gaps: a series withdrawn from the earlier release and
   // restored unchanged (today 61 series of mri_dir, absent from 24.2.2) reads as served throughout. Those are the only difference allowed.
   const GAPS = `SELECT SeriesInstanceUID FROM cur_index WHERE series_revised_idc_version <= ${from.slice(1)} AND SeriesInstanceUID NOT IN (SELECT SeriesInstanceUID FROM prev_index)`;
@@ -74,7 +75,7 @@ test('changes of the whole data and of one collection equal the set difference o
   process.stdout.write(`# ${from} → ${got.to}: ${JSON.stringify(got.counts)}; ${c}: ${rows.length} changes\n`);
 });
 
-test('refusals: a release the data cannot answer lists those it can; attributes earlier releases lack, ranges, from not before to', async () => {
+test('refusals: a release the data cannot answer lists those it can; attributes earlier releases lack, ranges, from not before to', { skip }, async () => {
   const old = await changes({ from: 'v1' }, 400);
   assert.match(old.error!.message, /from is v1, which this data cannot answer: .* releases v2 to v25 can be asked/);
   assert.match((await changes({ from: 'v26' }, 400)).error!.message, /releases v2 to v25/);
@@ -85,7 +86,7 @@ test('refusals: a release the data cannot answer lists those it can; attributes 
   assert.match((await changes({ from, filters: { ranges: { instanceCount: { gte: 1 } } } }, 400)).error!.message, /ranges \(instanceCount\)/);
 });
 
-test('as_of: the counts of a collection as the earlier release served it equal SQL over that release’s own index; the MCP tool agrees; refusals say what can be asked', async () => {
+test('as_of: the counts of a collection as the earlier release served it equal SQL over that release’s own index; the MCP tool agrees; refusals say what can be asked', { skip }, async () => {
   const [top] = await rel.rows(`SELECT collection_id AS c FROM (${SET_DIFFERENCE('TRUE')}) d JOIN prev_index p ON p.SeriesInstanceUID = d.s
       WHERE d.change = 'revised' GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`);
   const c = String(top!.c);

@@ -15,6 +15,10 @@ import { parseSource } from '../src/core/release/sources.ts';
 
 export const PIN = JSON.parse(readFileSync(new URL('./real-release.json', import.meta.url), 'utf8')) as { release: string; source: string; previous: string };
 
+/** IDQS_SKIP_REAL_DATA=1 (and nothing else) skips the real-release tests on purpose, saying so. */
+export const SKIP_REAL: string | false = process.env.IDQS_SKIP_REAL_DATA ? 'IDQS_SKIP_REAL_DATA is set: the tests on the real releases are skipped on purpose' : false;
+if (SKIP_REAL) process.stdout.write(`# ${SKIP_REAL}\n`);
+
 export interface TwoReleases {
   current: EnsuredRelease;
   previous: EnsuredRelease;
