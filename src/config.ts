@@ -57,6 +57,8 @@ export interface Config {
   pageSize: number;
   maxPageSize: number;
   manifestCap: number;
+  /** Most lines one resolve request (identifiers or manifest lines) may hold. */
+  resolveMaxLines: number;
   valuesLimit: number;
   valuesLimitCap: number;
   viewerBaseUrl: string;
@@ -158,6 +160,7 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_PAGE_SIZE: { key: 'pageSize', schema: int(100, 1), doc: 'manifest page size default' },
   IDQS_MAX_PAGE_SIZE: { key: 'maxPageSize', schema: int(5000, 1), doc: 'manifest page size ceiling' },
   IDQS_MANIFEST_CAP: { key: 'manifestCap', schema: int(0, 0), doc: 'most series lines one manifest.txt (or s5cmd file) returns; `0`: the whole cohort. A cut body ends with a `#` line saying how many series were left out' },
+  IDQS_RESOLVE_MAX_LINES: { key: 'resolveMaxLines', schema: int(100_000, 1, 10_000_000), doc: 'most lines (identifiers or manifest lines) one resolve request takes (413 beyond)' },
   IDQS_VALUES_LIMIT: { key: 'valuesLimit', schema: int(100, 1), doc: 'attribute values default' },
   IDQS_VALUES_LIMIT_CAP: { key: 'valuesLimitCap', schema: int(10_000, 1), doc: 'attribute values ceiling' },
   IDQS_VIEWER_BASE_URL: { key: 'viewerBaseUrl', schema: { ...url(), default: 'https://viewer.imaging.datacommons.cancer.gov' }, doc: 'base of viewer links' },

@@ -360,7 +360,10 @@ test('bad input: clear errors and exit status 2', async () => {
   writeFileSync(bad, 's3://idc-open-data/abc/*\nhttps://example.org/x\n');
   const r1 = await runCli(['download', '--manifest', bad, '--api', api.url, '--out', join(tmp, 'bad')]);
   assert.equal(r1.code, 2);
-  assert.match(r1.stderr, /bad\.txt:2: expected an s3:\/\/ URL/);
+  // Every line that is no identifier or URL is named, and nothing is downloaded.
+  assert.match(r1.stderr, /2 line\(s\) are not identifiers or URLs/);
+  assert.match(r1.stderr, /bad\.txt:1: the folder "abc" of s3:\/\/idc-open-data\/abc\/\* is not a crdc_series_uuid/);
+  assert.match(r1.stderr, /bad\.txt:2: not an identifier or URL/);
   const r2 = await runCli(['download', '--out', join(tmp, 'bad')]);
   assert.equal(r2.code, 2);
   assert.match(r2.stderr, /--manifest FILE, --collection ID/);

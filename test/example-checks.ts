@@ -176,6 +176,29 @@ export const V3_EXAMPLE_CHECKS: Record<string, Check> = {
     assert.deepEqual(ids(json.series, 'SeriesInstanceUID'), ids(rows, 'SeriesInstanceUID'));
     assert.deepEqual(json.missing, []);
   },
+  'post /v3/series/resolve': async (e, { body, json }) => {
+    const lines = String(body!.text).split('\n');
+    const uuid = /s3:\/\/[^/]+\/([0-9a-f-]{36})\//.exec(lines[1]!)![1];
+    const row = (await e.one(`SELECT SeriesInstanceUID, crdc_series_uuid FROM "index" WHERE crdc_series_uuid = ?`, [uuid!]))!;
+    assert.deepEqual(json.totals, { lines: 3, blank: 0, comments: 1, header: 0, current: 1, revised: 0, removed: 0, unknown: 0, invalid: 1 });
+    assert.deepEqual([json.lines[0].line, json.lines[0].class, json.lines[0].SeriesInstanceUID, json.lines[0].current.crdc_series_uuid], [2, 'current', row.SeriesInstanceUID, uuid]);
+    assert.deepEqual([json.lines[1].line, json.lines[1].class], [3, 'invalid']);
+  },
+  'post /v3/cohort/changes': async (e, { body, json }) => {
+    const w = where(body!.filters);
+    const from = Number(String(body!.from).replace('v', ''));
+    // The series each release served, as sets written here: index rows revised by then, prior versions whose range covers it.
+    const r = (await e.one(
+      `WITH a AS (SELECT SeriesInstanceUID AS s, crdc_series_uuid AS u FROM "index" WHERE ${w.sql} AND series_revised_idc_version <= ${from}
+                  UNION SELECT SeriesInstanceUID, crdc_series_uuid FROM prior_versions_index WHERE ${w.sql} AND min_idc_version <= ${from} AND max_idc_version >= ${from}),
+            b AS (SELECT SeriesInstanceUID AS s, crdc_series_uuid AS u FROM "index" WHERE ${w.sql})
+       SELECT (SELECT count(*) FROM b WHERE s NOT IN (SELECT s FROM a)) AS added, (SELECT count(DISTINCT s) FROM a WHERE s NOT IN (SELECT s FROM b)) AS removed,
+              (SELECT count(*) FROM b JOIN a USING (s) WHERE a.u <> b.u) AS revised`,
+      [...w.params, ...w.params, ...w.params],
+    ))!;
+    assert.deepEqual([json.counts.added.series, json.counts.removed.series, json.counts.revised.series], [Number(r.added), Number(r.removed), Number(r.revised)]);
+    assert.equal(json.returned, Math.min(body!.limit, Number(r.added) + Number(r.removed) + Number(r.revised)));
+  },
   'post /v3/sql': async (e, { body, json }) => {
     const all = await e.rows(String(body!.sql).replace(/\bindex\b/, '"index"'));
     assert.deepEqual(ids(json.rows, 'n'), ids(all.slice(0, body!.max_rows), 'n'));

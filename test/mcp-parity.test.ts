@@ -116,6 +116,23 @@ before(async () => {
       words: [['"maxrows" in body;', '"maxrows" in arguments;']],
     },
     {
+      tool: 'get_cohort_changes',
+      args: { terms: { collection_id: [coll] }, from: 'v20', limit: 5 },
+      rest: { method: 'POST', path: '/v3/cohort/changes', body: { filters: { terms: { collection_id: [coll] } }, from: 'v20', limit: 5 } },
+    },
+    {
+      tool: 'get_cohort_changes',
+      args: { terms: { Manufacturer: ['x'] }, from: 'v20' },
+      rest: { method: 'POST', path: '/v3/cohort/changes', body: { filters: { terms: { Manufacturer: ['x'] } }, from: 'v20' } },
+      status: 400,
+      words: [],
+    },
+    {
+      tool: 'resolve_series',
+      args: { ids: [ser.SeriesInstanceUID, ser.StudyInstanceUID, 'nonsense'] },
+      rest: { method: 'POST', path: '/v3/series/resolve', body: { ids: [ser.SeriesInstanceUID, ser.StudyInstanceUID, 'nonsense'] } },
+    },
+    {
       tool: 'get_viewer_url',
       args: { series_instance_uid: ser.SeriesInstanceUID },
       rest: { method: 'GET', path: `/v3/viewer-url?series_instance_uid=${q(String(ser.SeriesInstanceUID))}` },

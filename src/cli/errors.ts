@@ -14,6 +14,7 @@ const EXIT_STATUS: Record<ErrorKind, number> = {
   busy: 1,
   query_timeout: 1,
   resource_exhausted: 1,
+  too_large: 2,
   cancelled: 130,
 };
 

@@ -11,6 +11,7 @@ import { ConfigError, configWarnings, loadConfig, type Config } from '../config.
 import { IdqsError } from '../core/errors.ts';
 import { applyLimit, restLimits } from '../contract/limits.ts';
 import { registerDownload } from '../download/command.ts';
+import { registerResolve } from './resolve.ts';
 import { reportCoreError } from './errors.ts';
 import { fetchReporter } from './fetch-progress.ts';
 import { progressReporter } from './progress.ts';
@@ -368,6 +369,7 @@ program
   });
 
 registerDownload(program);
+registerResolve(program, { loadConfig, database: (cfg, o) => resolveDb(cfg, o.db, o) });
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   if (e instanceof IdqsError) process.exit(reportCoreError(e));

@@ -47,6 +47,8 @@ export const SURFACES: Record<CapabilityId, Surfaces> = {
     tool: null,
     restOnly: 'serves the downloader, which places the files of a manifest of URLs; an agent finds series with run_sql',
   },
+  resolve_series: { ...post('/v3/series/resolve', 'resolve_series'), cli: 'idqs resolve' },
+  get_cohort_changes: post('/v3/cohort/changes', 'get_cohort_changes'),
   run_sql: { ...post('/v3/sql', 'run_sql'), cli: 'idqs sql' },
   get_viewer_url: get('/v3/viewer-url', 'get_viewer_url'),
   get_citations: post('/v3/citations', 'get_citations'),

@@ -22,6 +22,8 @@ export const CAPABILITY_IDS = [
   'get_cohort_facets',
   'get_cohort_table',
   'lookup_series',
+  'resolve_series',
+  'get_cohort_changes',
   'run_sql',
   'get_viewer_url',
   'get_citations',

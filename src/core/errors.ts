@@ -17,6 +17,8 @@ export type ErrorKind =
   | 'query_timeout'
   /** The query needed more memory than its budget allows and was stopped. */
   | 'resource_exhausted'
+  /** The request is larger than a configured limit (the message says which). */
+  | 'too_large'
   /** Nobody waits for the answer any more (the client left, shutdown): logged, never sent. */
   | 'cancelled';
 
@@ -122,4 +124,5 @@ export const unavailable = (m: Message) => new IdqsError('unavailable', m);
 export const queryTimeout = (m: Message) => new IdqsError('query_timeout', m);
 export const busy = (m: Message, retryAfterSeconds: number) => new IdqsError('busy', m, { retryAfterSeconds });
 export const resourceExhausted = (m: Message) => new IdqsError('resource_exhausted', m);
+export const tooLarge = (m: Message) => new IdqsError('too_large', m);
 export const cancelled = (m: Message) => new IdqsError('cancelled', m);

@@ -49,7 +49,8 @@ function url(v: string): string {
 }
 
 /** What commander parses: the options of the run, with the booleans optional, plus the output mode. */
-type Flags = Omit<DownloadOptions, 'dryRun' | 'yes' | 'checksum' | 'retryBaseMs' | 'listPageSize' | 'interactive'> & {
+type Flags = Omit<DownloadOptions, 'dryRun' | 'yes' | 'checksum' | 'retryBaseMs' | 'listPageSize' | 'interactive' | 'asSaved'> & {
+  asSaved?: boolean;
   dryRun?: boolean;
   yes?: boolean;
   checksum?: boolean;
@@ -64,7 +65,8 @@ export function registerDownload(program: Command): void {
       'Download series from the public object stores straight to disk (anonymous S3): from a manifest file, or a cohort resolved through a running IDQS service',
     )
     .argument('[target]', 'as the idc CLI takes it: a manifest file, or collection ids separated by commas (same as --manifest / --collection)')
-    .option('--manifest <file>', 'manifest.txt (one s3://bucket/<crdc_series_uuid>/* per line; s5cmd "cp" lines and # comments accepted)')
+    .option('--manifest <file>', 'a manifest as saved from any release (s3:// or gs:// URLs, s5cmd "cp" lines, UIDs, # comments): each line is resolved by the API to the current version of its series')
+    .option('--as-saved', 'with --manifest: download the versions the lines named (earlier versions stay in the stores), not the current ones')
     .option('--collection <id...>', 'download these collections (collection_id)')
     .option('--series <uid...>', 'download these series (SeriesInstanceUID)')
     .option('--filters <json>', 'download the cohort of a filter object, e.g. \'{"terms":{"collection_id":["nlst"],"Modality":["CT"]}}\'')
@@ -92,13 +94,16 @@ Examples:
   idqs download --collection nlst --out ./data --dry-run
   idqs download --filters '{"terms":{"collection_id":["nlst"],"Modality":["CT"]}}' --out ./data --jobs 16
   idqs download --manifest manifest.txt --out ./data --source cloud2
+  idqs download --manifest saved_in_v19.s5cmd --as-saved --out ./data   (the versions the manifest named)
   idqs download --series 1.2.3.4 --layout flat --out ./one-series
   idqs download nlst --download-dir ./data             (the idc CLI form: a collection id, or a manifest file)
 
 Files land as <out>/<layout>/<crdc_instance_uuid>.dcm, written under a temporary name and renamed when
 complete; a rerun skips files whose size matches the store's listing. With --manifest, the folders
 of the default layout come from the API (--api); when it cannot be reached, files go to
-<out>/<crdc_series_uuid>/. Exit status: 0 all files present, 1 some failed, 2 usage or refusal
+<out>/<crdc_series_uuid>/. Each line of a manifest is resolved by the API: revised series download their
+current version (or, with --as-saved, the one named), removed ones only with --as-saved; every line that
+names nothing downloaded is reported and counts as a failure. Exit status: 0 all files present, 1 some failed, 2 usage or refusal
 (e.g. a large cohort without --yes and no terminal to ask on), 130 interrupted.`,
     )
     .action(async (target: string | undefined, f: Flags & { collectionId?: string[]; filter?: string; dir?: string; downloadDir?: string }, cmd: Command) => {
@@ -116,10 +121,12 @@ of the default layout come from the API (--api); when it cannot be reached, file
       const cohortGiven = collection.length > 0 || (f.series?.length ?? 0) > 0 || filters !== undefined;
       if (f.manifest && cohortGiven) cmd.error('error: --manifest cannot be combined with --collection, --series or --filters', { exitCode: 2 });
       if (!f.manifest && !cohortGiven) cmd.error('error: say what to download: --manifest FILE, --collection ID, --series UID or --filters JSON', { exitCode: 2 });
+      if (f.asSaved && !f.manifest) cmd.error('error: --as-saved applies to --manifest only', { exitCode: 2 });
       if (f.quiet && f.json) cmd.error('error: --quiet and --json exclude each other', { exitCode: 2 });
       const mode: Mode = f.json ? 'json' : f.quiet ? 'quiet' : process.stderr.isTTY ? 'tty' : 'plain';
       const opts: DownloadOptions = {
         manifest: f.manifest,
+        asSaved: f.asSaved ?? false,
         collection,
         series: f.series,
         filters,

@@ -12,6 +12,7 @@ import { folderName } from '../core/rules/folder-name.ts';
 import { parseLayout, parseManifest, renderLayout, type Layout, type SeriesTarget } from './layout.ts';
 import { humanBytes, type Reporter, type Summary } from './report.ts';
 import { EndpointUnreachable, S3Client, type S3Object } from './s3.ts';
+import { invalidLines, planSaved, reportSaved } from './saved.ts';
 import { ServiceClient, ServiceUnreachable, type Filters, type LicenseRow, type SeriesRow, type StoreKey, type StoreMeta } from './service.ts';
 
 /** Series listed at once, whatever --jobs says (listings carry no file data). */
@@ -40,6 +41,8 @@ export interface DownloadOptions {
   checksum: boolean;
   /** May a question be asked on the terminal? */
   interactive: boolean;
+  /** A saved manifest: download the versions its lines named, not the release's current ones. */
+  asSaved?: boolean;
 }
 
 /** A usage problem: reported without a stack, exit status 2. */
@@ -53,6 +56,8 @@ interface Resolved {
   /** Size of the series according to the service's index, bytes; null when unknown. */
   indexBytes: number | null;
   licenses: LicenseRow[] | null;
+  /** Lines of a saved manifest that name nothing downloaded (each reported): they count as failures. */
+  unresolved?: number;
 }
 
 /** The cohort filter of --collection / --series / --filters (combined with AND). */
@@ -119,6 +124,25 @@ async function resolveManifest(o: DownloadOptions, layout: Layout, api: ServiceC
     text = await readFile(o.manifest!, 'utf8');
   } catch (e) {
     throw new UsageError(`cannot read the manifest ${o.manifest}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  // The service says what each line is in its release; without it, the URLs are downloaded as written.
+  const invalid = invalidLines(text, o.manifest!);
+  if (invalid.length > 0) throw new UsageError(`${invalid.length} line(s) are not identifiers or URLs; fix or remove them:\n  ${invalid.slice(0, 20).join('\n  ')}${invalid.length > 20 ? `\n  … and ${invalid.length - 20} more` : ''}`);
+  try {
+    const r = await api.resolve(text);
+    const plan = planSaved(r, text, o.source, o.asSaved ?? false);
+    reportSaved(r, plan, o.manifest!, o.asSaved ?? false, rep);
+    const licenses = plan.currentUuids.length > 0 ? (await api.lookupSeries(plan.currentUuids)).licenses : [];
+    return {
+      targets: plan.targets,
+      stores: r.stores as Resolved['stores'],
+      indexBytes: plan.unknownAsWritten > 0 ? null : Math.round(plan.sizeMB * 1e6),
+      licenses,
+      unresolved: plan.unresolved.length,
+    };
+  } catch (e) {
+    if (!(e instanceof ServiceUnreachable)) throw e;
+    if (o.asSaved) throw new UsageError(`--as-saved needs the service, which knows each line's version: ${e.message}`);
   }
   let targets: SeriesTarget[];
   try {
@@ -201,7 +225,7 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
   const api = new ServiceClient(o.api);
   const resolved = o.manifest ? await resolveManifest(o, layout, api, rep) : await resolveCohort(o, api, rep);
   const { targets } = resolved;
-  if (targets.length === 0) throw new UsageError(o.manifest ? `the manifest ${o.manifest} lists no series` : 'the cohort is empty: no series match the filter');
+  if (targets.length === 0) throw new UsageError(o.manifest ? `the manifest ${o.manifest} names no series to download${resolved.unresolved ? ` (${resolved.unresolved} line(s) unresolved, listed above)` : ''}` : 'the cohort is empty: no series match the filter');
 
   const endpoint = o.endpoint ?? resolved.stores?.[o.source].endpoint ?? DEFAULT_STORES[o.source].endpoint;
   rep.event('cohort', {
@@ -252,7 +276,7 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
         `or another endpoint (a mirror) with --endpoint URL.${o.dryRun ? ' The dry run lists every file, so it needs the store too.' : ''}`,
     );
   const summary: Summary = {
-    series: targets.length, files: 0, downloaded: 0, skipped: 0, failed: 0, bytes: 0, total_bytes: 0, seconds: 0, interrupted: false, dry_run: o.dryRun, out,
+    series: targets.length, files: 0, downloaded: 0, skipped: 0, failed: resolved.unresolved ?? 0, bytes: 0, total_bytes: 0, seconds: 0, interrupted: false, dry_run: o.dryRun, out,
   };
   try {
     // 1. List every series (so totals, progress and ETA are exact).

@@ -10,6 +10,7 @@ import type { StoreKey } from '../core/rules/stores.ts';
 import { SURFACES } from '../contract/capabilities.ts';
 import { SERIES_LOOKUP_MAX, type LicenseItemWire, type ManifestRowWire, type SeriesLookupWire, type StoreWire } from '../contract/cohort-schemas.ts';
 import type { FilterBody } from '../contract/filter-schema.ts';
+import type { ResolveWire } from '../contract/resolve-schemas.ts';
 import { applyLimit } from '../contract/limits.ts';
 
 export type { StoreKey };
@@ -19,6 +20,9 @@ export type LicenseRow = LicenseItemWire;
 export type Filters = FilterBody;
 
 export class ServiceUnreachable extends Error {}
+
+/** Lines of a saved manifest sent per resolve request (below the service's default limit). */
+const RESOLVE_CHUNK = 20_000;
 
 /** Series asked per manifest page: the service lowers it to its own ceiling and pages follow the size it applied. */
 const PAGE_SIZE = 5000;
@@ -118,6 +122,27 @@ export class ServiceClient {
       }
     }
     out.licenses = [...byLicense.values()].sort((a, b) => b.series - a.series);
+    return out;
+  }
+
+  /**
+   * What every line of a saved manifest is in the served release, in as many
+   * requests as the text needs; line numbers are those of the whole text.
+   */
+  async resolve(text: string): Promise<ResolveWire> {
+    const lines = text.split(/\r?\n/);
+    if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+    let out: ResolveWire | undefined;
+    for (let i = 0; i < lines.length || out === undefined; i += RESOLVE_CHUNK) {
+      const r = await this.post<ResolveWire>(SURFACES.resolve_series.rest.path, { text: lines.slice(i, i + RESOLVE_CHUNK).join('\n') });
+      for (const l of r.lines) l.line += i;
+      if (!out) out = r;
+      else {
+        out.lines.push(...r.lines);
+        for (const k of Object.keys(out.totals) as (keyof ResolveWire['totals'])[]) out.totals[k] += r.totals[k];
+      }
+      if (lines.length === 0) break;
+    }
     return out;
   }
 }

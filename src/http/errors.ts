@@ -17,6 +17,7 @@ export const HTTP_STATUS: Record<ErrorKind, number> = {
   busy: 503,
   query_timeout: 504,
   resource_exhausted: 503,
+  too_large: 413,
   // nginx's "client closed request": only ever logged, the client is gone.
   cancelled: 499,
 };

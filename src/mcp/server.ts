@@ -34,6 +34,7 @@ import { toolLimits, type ToolLimits } from './limits.ts';
 import { getPrompt, listPrompts } from './prompts.ts';
 import { LogLevel, logTo, reportProgress } from './notify.ts';
 import { cohortTools } from './tools/cohort.ts';
+import { releaseTools } from './tools/releases.ts';
 import { discoveryTools } from './tools/discovery.ts';
 import { facetTools } from './tools/facets.ts';
 import { sideTools } from './tools/side.ts';
@@ -63,7 +64,7 @@ export class Toolset {
 
   constructor(readonly ctx: AppContext) {
     this.limits = toolLimits(ctx.config);
-    this.defs = [...discoveryTools(this.limits), ...tableTools(this.limits), ...cohortTools(this.limits), ...facetTools(this.limits), ...sqlTools(this.limits), ...sideTools()];
+    this.defs = [...discoveryTools(this.limits), ...tableTools(this.limits), ...cohortTools(this.limits), ...facetTools(this.limits), ...sqlTools(this.limits), ...sideTools(), ...releaseTools(this.limits)];
     // The options of the REST validator, so that the same argument gets the same verdict and message.
     const ajv = new Ajv({ ...AJV_OPTIONS, strict: false });
     for (const def of this.defs) {

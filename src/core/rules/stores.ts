@@ -11,3 +11,6 @@ export const STORE_ALIASES: ReadonlyMap<string, StoreKey> = new Map([
   ['aws', 'cloud1'],
   ['gcs', 'cloud2'],
 ]);
+
+/** Bucket names of earlier releases that manifests still carry, and the bucket (cloud1 name) each became. */
+export const LEGACY_BUCKETS: ReadonlyMap<string, string> = new Map([['public-datasets-idc', 'idc-open-data']]);

@@ -9,6 +9,8 @@ import { cohortCounts, cohortManifest } from '../../core/services/cohort.ts';
 import { cohortLicenses } from '../../core/services/licenses.ts';
 import { MANIFEST_ORDER, manifestText } from '../../core/services/manifest.ts';
 import { lookupSeries } from '../../core/services/series.ts';
+import { asOfCounts } from '../../core/services/as-of.ts';
+import { CountsBody } from '../../contract/release-schemas.ts';
 import { FilterOrWrappedSchema, FilterSchema, FiltersApplied, Warnings, unwrapFilters } from '../../contract/filter-schema.ts';
 import { LicenseItem, ManifestRow, SeriesLookupBody, SeriesLookupResponse, Stores } from '../../contract/cohort-schemas.ts';
 import { downloadCommands } from '../../contract/download-commands.ts';
@@ -37,6 +39,8 @@ const CountsResponse = Type.Object({
     description:
       'The cohort as one read-only SELECT over index with its values written in: run it, or build on it, with POST /v3/sql, e.g. WITH cohort AS (<sql>) SELECT Modality, count(*) FROM cohort GROUP BY 1.',
   }),
+  as_of: Type.Optional(Type.String({ description: 'With as_of: the release counted.' })),
+  computed_on: Type.Optional(Type.String({ description: 'With as_of: the release whose data answered.' })),
 });
 
 const Download = Type.Object({
@@ -118,11 +122,14 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
         description:
           'Distinct patients, studies and series, instances and size for a filter. The body is the filter itself ({terms, ranges}); {"filters": {...}} is accepted too. ' +
           'An empty filter ({}) gives whole-dataset totals (with a warning). Call this before asking for a manifest.',
-        body: FilterOrWrappedSchema,
+        body: CountsBody,
         response: { 200: CountsResponse, ...errors(400, 422) },
       },
     },
-    async (req) => cohortCounts(ctx, unwrapFilters(req.body as never)),
+    async (req) => {
+      const { as_of, ...filter } = req.body as Static<typeof CountsBody>;
+      return as_of === undefined ? cohortCounts(ctx, unwrapFilters(filter)) : asOfCounts(ctx, unwrapFilters(filter), as_of);
+    },
   );
 
   const ManifestBody = Type.Object(

@@ -10,6 +10,7 @@ import { facetsRoutes } from './facets.ts';
 import { cohortTableRoutes } from './cohort-table.ts';
 import { sqlRoutes } from './sql.ts';
 import { toolsRoutes } from './tools.ts';
+import { releaseRoutes } from './releases.ts';
 
 export async function v3Routes(app: FastifyInstance): Promise<void> {
   await app.register(discoveryRoutes);
@@ -20,4 +21,5 @@ export async function v3Routes(app: FastifyInstance): Promise<void> {
   await app.register(cohortTableRoutes);
   await app.register(sqlRoutes);
   await app.register(toolsRoutes);
+  await app.register(releaseRoutes);
 }

@@ -5,6 +5,8 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../core/context.ts';
 import type { FilterObject } from '../../core/filters/v3.ts';
 import { cohortCounts, cohortManifest } from '../../core/services/cohort.ts';
+import { asOfCounts } from '../../core/services/as-of.ts';
+import { AS_OF_DESCRIPTION } from '../../contract/release-schemas.ts';
 import { manifestLines, type StoreKey } from '../../core/services/manifest.ts';
 import { downloadCommands } from '../../contract/download-commands.ts';
 import { applyLimit } from '../../contract/limits.ts';
@@ -59,8 +61,8 @@ export function cohortTools(limits: ToolLimits): ToolDef[] {
       description:
         'Size a cohort before listing it: distinct patients, studies and series, instances and size (size_TB) for a filter. ' +
         'Check warnings: they flag values that exist only in another casing and ignored members. No filter gives whole-dataset totals.',
-      input: { ...filterInput },
-      run: (a, { ctx }) => cohortCounts(ctx, filterOf(a)),
+      input: { ...filterInput, as_of: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: AS_OF_DESCRIPTION })) },
+      run: (a, { ctx }) => (a.as_of === undefined ? cohortCounts(ctx, filterOf(a)) : asOfCounts(ctx, filterOf(a), a.as_of)),
     }),
     defineTool({
       capability: 'build_cohort',

@@ -1,0 +1,48 @@
+// npm run bench:resolve — time to resolve a saved manifest of 100,000 lines
+// (POST /v3/series/resolve, end to end over loopback HTTP: body upload,
+// parsing, the queries, the JSON answer) on the pinned real release.
+// Target: <= 2 s. The lines mix every form: s5cmd cp lines of current
+// folders, URLs of prior versions (revised and removed series), bare
+// SeriesInstanceUIDs and StudyInstanceUIDs, and a few bogus lines.
+// Options: -- --lines N --runs R
+
+import { startServer } from '../test/fixture.ts';
+import { pinnedRelease } from '../test/real-releases.ts';
+
+function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && process.argv[i + 1] ? process.argv[i + 1]! : def;
+}
+const LINES = Number(arg('lines', '100000'));
+const RUNS = Number(arg('runs', '5'));
+
+const s = await startServer({ resolveMaxLines: Math.max(LINES, 100_000) }, (await pinnedRelease()).db);
+try {
+  const e = s.ctx.engine;
+  const take = async (sql: string, n: number) => (await e.rows(`${sql} LIMIT ${Math.floor(n)}`)).map((r) => String(Object.values(r)[0]));
+  const cur = await take(`SELECT 'cp s3://' || aws_bucket || '/' || crdc_series_uuid || '/* .' FROM "index" ORDER BY hash(crdc_series_uuid)`, LINES * 0.6);
+  const old = await take(`SELECT DISTINCT series_aws_url FROM prior_versions_index ORDER BY 1`, LINES * 0.2);
+  const sids = await take(`SELECT SeriesInstanceUID FROM "index" ORDER BY hash(SeriesInstanceUID)`, LINES * 0.1);
+  const studies = await take(`SELECT DISTINCT StudyInstanceUID FROM "index" ORDER BY 1`, LINES * 0.05);
+  const lines = ['# bench manifest', ...cur, ...old, ...sids, ...studies];
+  for (let i = 0; lines.length < LINES; i++) lines.push(i % 2 ? `not-an-id-${i}` : `1.2.826.0.1.${i}`);
+  const text = lines.slice(0, LINES).join('\n');
+  const times: number[] = [];
+  let totals = '';
+  for (let r = 0; r < RUNS; r++) {
+    const t0 = performance.now();
+    const res = await s.post('/v3/series/resolve', { text });
+    const body = (await res.json()) as { totals: unknown };
+    times.push(performance.now() - t0);
+    if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
+    totals = JSON.stringify(body.totals);
+  }
+  times.sort((a, b) => a - b);
+  process.stdout.write(
+    `resolve ${LINES} lines (${(text.length / 1e6).toFixed(1)} MB) on ${s.ctx.dataset.release}: ` +
+      `median ${(times[Math.floor(RUNS / 2)]! / 1000).toFixed(2)} s, best ${(times[0]! / 1000).toFixed(2)} s, worst ${(times[RUNS - 1]! / 1000).toFixed(2)} s over ${RUNS} runs (target <= 2 s)\n` +
+      `totals ${totals}\n`,
+  );
+} finally {
+  await s.close();
+}

@@ -1,0 +1,116 @@
+// What changed in a cohort between two releases: series added (served by the
+// later release only), revised (served by both, in another version) and
+// removed (served by the earlier only), with counts and sizes, computed from
+// the served release's index and prior_versions_index.
+
+import type { AppContext } from '../context.ts';
+import { field, invalidQuery, msg, setting, tooLarge } from '../errors.ts';
+import type { FilterObject } from '../filters/v3.ts';
+import { round, tbFromMb, toNumber } from './numbers.ts';
+import { parseReleaseArg, servedSql, VERSION_ATTRIBUTES, versionFilter } from './release-versions.ts';
+
+export const CHANGE_KINDS = ['added', 'revised', 'removed'] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];
+
+export interface ChangeRow {
+  change: ChangeKind;
+  SeriesInstanceUID: string;
+  collection_id: string;
+  PatientID: string;
+  StudyInstanceUID: string;
+  Modality: string | null;
+  /** The version the earlier release served (null when added). */
+  from_crdc_series_uuid: string | null;
+  /** The version the later release serves (null when removed). */
+  to_crdc_series_uuid: string | null;
+  /** URL of the later version, or of the earlier one for a removed series (its objects stay in the stores). */
+  series_aws_url: string | null;
+  series_size_MB: number | null;
+}
+
+export interface ChangesRequest {
+  filters?: FilterObject;
+  from: string | number;
+  to?: string | number;
+  /** Rows to list (0 for counts only). */
+  limit: number;
+}
+
+export interface ChangesResult {
+  from: string;
+  to: string;
+  /** The release whose data answered. */
+  computed_on: string;
+  counts: Record<ChangeKind, { series: number; size_MB: number; size_TB: number }> & { unchanged: number };
+  series: ChangeRow[];
+  returned: number;
+  truncated: boolean;
+  /** Attributes a filter over releases may use. */
+  filterable: string[];
+}
+
+/** The SQL of every change between two releases for a filter, ordered; with its parameters. */
+export async function changesQuery(ctx: AppContext, req: Omit<ChangesRequest, 'limit'>): Promise<{ sql: string; params: string[]; from: number; to: number }> {
+  const current = await parseReleaseArg(ctx, ctx.dataset.release, 'to');
+  const from = await parseReleaseArg(ctx, req.from, 'from');
+  const to = req.to === undefined ? current : await parseReleaseArg(ctx, req.to, 'to');
+  if (from >= to) throw invalidQuery(msg`${field('from')} (v${from}) must be an earlier release than ${field('to')} (v${to}).`);
+  const w = versionFilter(req.filters, 'filters');
+  const sql = `SELECT CASE WHEN a.SeriesInstanceUID IS NULL THEN 'added' WHEN b.SeriesInstanceUID IS NULL THEN 'removed'
+        WHEN a.crdc_series_uuid <> b.crdc_series_uuid THEN 'revised' ELSE 'unchanged' END AS change,
+      coalesce(b.SeriesInstanceUID, a.SeriesInstanceUID) AS SeriesInstanceUID, coalesce(b.collection_id, a.collection_id) AS collection_id,
+      coalesce(b.PatientID, a.PatientID) AS PatientID, coalesce(b.StudyInstanceUID, a.StudyInstanceUID) AS StudyInstanceUID,
+      coalesce(b.Modality, a.Modality) AS Modality, a.crdc_series_uuid AS from_crdc_series_uuid, b.crdc_series_uuid AS to_crdc_series_uuid,
+      coalesce(b.url, a.url) AS series_aws_url, coalesce(b.series_size_MB, a.series_size_MB) AS series_size_MB
+    FROM ${servedSql(current, from, w.sql)} a FULL OUTER JOIN ${servedSql(current, to, w.sql)} b ON a.SeriesInstanceUID = b.SeriesInstanceUID`;
+  return { sql, params: [...w.params, ...w.params], from, to };
+}
+
+export async function cohortChanges(ctx: AppContext, req: ChangesRequest): Promise<ChangesResult> {
+  if (!ctx.catalog.tables.includes('prior_versions_index')) throw invalidQuery('The served release has no prior_versions_index table, so earlier releases cannot be compared.');
+  const q = await changesQuery(ctx, req);
+  const [totals, rows] = await Promise.all([
+    ctx.engine.rows(`SELECT change, count(*) AS n, coalesce(sum(series_size_MB), 0) AS mb FROM (${q.sql}) GROUP BY change`, q.params),
+    req.limit > 0
+      ? ctx.engine.rows(
+          `SELECT * FROM (${q.sql}) WHERE change <> 'unchanged' ORDER BY change, collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID LIMIT ${Math.floor(req.limit) + 1}`,
+          q.params,
+        )
+      : Promise.resolve([]),
+  ]);
+  const counts = { added: { series: 0, size_MB: 0, size_TB: 0 }, revised: { series: 0, size_MB: 0, size_TB: 0 }, removed: { series: 0, size_MB: 0, size_TB: 0 }, unchanged: 0 };
+  for (const t of totals) {
+    const n = toNumber(t.n);
+    const mb = toNumber(t.mb);
+    if (t.change === 'unchanged') counts.unchanged = n;
+    else counts[t.change as ChangeKind] = { series: n, size_MB: round(mb, 3), size_TB: tbFromMb(mb) };
+  }
+  const truncated = rows.length > req.limit;
+  const series = rows.slice(0, req.limit).map((r) => ({ ...r, series_size_MB: r.series_size_MB === null ? null : toNumber(r.series_size_MB) }) as unknown as ChangeRow);
+  return {
+    from: `v${q.from}`,
+    to: `v${q.to}`,
+    computed_on: ctx.dataset.release,
+    counts,
+    series,
+    returned: series.length,
+    truncated,
+    filterable: [...VERSION_ATTRIBUTES],
+  };
+}
+
+/** Every change as tab-separated lines (a header first): the downloadable list. */
+export async function changesTsv(ctx: AppContext, req: Omit<ChangesRequest, 'limit'>): Promise<string> {
+  const q = await changesQuery(ctx, req);
+  const cap = ctx.config.manifestCap;
+  const rows = await ctx.engine.rows(
+    `SELECT * FROM (${q.sql}) WHERE change <> 'unchanged' ORDER BY change, collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID LIMIT ${cap + 1}`,
+    q.params,
+  );
+  if (rows.length > cap) {
+    throw tooLarge(msg`More than ${cap} series changed between v${q.from} and v${q.to} for this filter; the list holds at most ${cap} (${setting('IDQS_MANIFEST_CAP')}): narrow ${field('filters')}, e.g. by collection_id.`);
+  }
+  const cols = ['change', 'SeriesInstanceUID', 'collection_id', 'PatientID', 'StudyInstanceUID', 'Modality', 'from_crdc_series_uuid', 'to_crdc_series_uuid', 'series_aws_url', 'series_size_MB'];
+  const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v).replace(/[\t\n\r]/g, ' '));
+  return [cols.join('\t'), ...rows.map((r) => cols.map((c) => cell(r[c])).join('\t'))].join('\n') + '\n';
+}

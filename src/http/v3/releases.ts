@@ -1,0 +1,67 @@
+// Routes over the releases of the data: resolving what a user saved (a
+// manifest, a list of UIDs) against the served release.
+
+import type { Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { resolveSaved } from '../../core/services/resolve.ts';
+import { changesTsv, cohortChanges } from '../../core/services/changes.ts';
+import { ChangesBody, ChangesResponse } from '../../contract/release-schemas.ts';
+import { applyLimit } from '../../contract/limits.ts';
+import { ResolveBody, ResolveResponse } from '../../contract/resolve-schemas.ts';
+import { errors } from './schemas.ts';
+
+/** Bytes a line of a saved manifest may take on average (an s5cmd cp line with a deep destination) before the body is refused. */
+const BYTES_PER_LINE = 512;
+
+export async function releaseRoutes(app: FastifyInstance): Promise<void> {
+  const ctx = app.ctx;
+  const maxLines = ctx.config.resolveMaxLines;
+  const first = await ctx.engine.one(`SELECT crdc_series_uuid FROM "index" ORDER BY crdc_series_uuid LIMIT 1`);
+  app.post<{ Body: Static<typeof ResolveBody> }>(
+    '/series/resolve',
+    {
+      bodyLimit: Math.max(ctx.config.bodyLimit, maxLines * BYTES_PER_LINE),
+      schema: {
+        tags: ['cohort'],
+        summary: 'Resolve a saved manifest or UID list',
+        description:
+          'What every line of a manifest or list saved from any release is in the served one: current, revised (another version of the series is current; ' +
+          'the earlier one and its URL are given: its objects stay in the stores), removed (the last release that had it, and its URLs), unknown, ' +
+          'a header, or invalid (not an identifier or URL, with the reason). Lines may be s5cmd cp lines (of the portal, the idc CLI or idqs), ' +
+          `s3:// or gs:// URLs of either store, SeriesInstanceUIDs, StudyInstanceUIDs or crdc_series_uuids; # comments and blank lines are counted. At most ${maxLines} lines (413 beyond).`,
+        body: { ...ResolveBody, examples: [{ text: `# saved manifest\ncp s3://idc-open-data/${String(first?.crdc_series_uuid ?? '00000000-0000-4000-8000-000000000000')}/* .\nnot-a-uid` }] },
+        response: { 200: ResolveResponse, ...errors(400, 413, 422) },
+      },
+    },
+    async (req) => resolveSaved(ctx, req.body),
+  );
+
+  app.post<{ Body: Static<typeof ChangesBody> }>(
+    '/cohort/changes',
+    {
+      schema: {
+        tags: ['cohort'],
+        summary: 'What changed between two releases',
+        description:
+          'Series of a cohort added, revised (another version) and removed between two releases (from, and to: by default the served one), with counts and sizes, ' +
+          'computed from the served release and its prior_versions_index. Filters take terms on collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID and Modality ' +
+          '(what earlier releases record). format "tsv" returns every change as a tab-separated download.',
+        body: { ...ChangesBody, examples: [{ filters: { terms: { collection_id: ['nlst'] } }, from: 'v24', limit: 5 }] },
+        response: { 200: ChangesResponse, ...errors(400, 413, 422) },
+      },
+    },
+    async (req, reply) => {
+      const { filters, from, to, format } = req.body;
+      if (format === 'tsv') {
+        const text = await changesTsv(ctx, { filters, from, to });
+        return reply
+          .type('text/tab-separated-values; charset=utf-8')
+          .header('Content-Disposition', `attachment; filename="idqs-changes-${String(from)}-${String(to ?? ctx.dataset.release)}.tsv"`)
+          .send(text);
+      }
+      const limit = applyLimit('limit', req.body.limit, { default: 100, cap: ctx.config.maxPageSize });
+      const r = await cohortChanges(ctx, { filters, from, to, limit: limit.value });
+      return { ...r, warnings: limit.warning ? [limit.warning] : [] };
+    },
+  );
+}

@@ -1,0 +1,73 @@
+// Reading saved lines (the rule the service and the downloader share), and the
+// resolve route's refusals, on the small test dataset: more lines than the
+// configured limit is a 413 naming it, a body of neither or both forms a 422.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseSavedLine, splitLines } from '../src/core/rules/saved-lines.ts';
+import { startServer, type TestServer } from './fixture.ts';
+
+const U = '28621ba9-1aca-4aab-a2a1-f6d2c3e2ab19';
+
+test('every form of a saved line: cp lines (ours, the client’s, quoted, extra spaces), s3:// and gs:// URLs, bare UUIDs and UIDs, comments, a header, junk', () => {
+  const cases: [string, boolean, unknown][] = [
+    ['', false, { type: 'blank' }],
+    ['   ', false, { type: 'blank' }],
+    ['# s5cmd --no-sign-request run x', false, { type: 'comment' }],
+    [`cp s3://idc-open-data/${U}/* .`, true, { type: 'uuid', value: U, bucket: 'idc-open-data', url: `s3://idc-open-data/${U}/*` }],
+    [`cp s3://idc-open-data/${U}/*  .`, false, { type: 'uuid', value: U, bucket: 'idc-open-data', url: `s3://idc-open-data/${U}/*` }],
+    [`cp 's3://idc-open-data-two/${U}/*' 'idqs-data/c/p/s/CT_1.2/'`, false, { type: 'uuid', value: U, bucket: 'idc-open-data-two', url: `s3://idc-open-data-two/${U}/*` }],
+    [`cp --show-progress "s3://b/${U.toUpperCase()}/*" out/`, false, { type: 'uuid', value: U, bucket: 'b', url: `s3://b/${U.toUpperCase()}/*` }],
+    [`gs://idc-open-idc1/${U}/*`, false, { type: 'uuid', value: U, bucket: 'idc-open-idc1', url: `gs://idc-open-idc1/${U}/*` }],
+    [`s3://idc-open-data/${U}/1.2.3.dcm`, false, { type: 'uuid', value: U, bucket: 'idc-open-data', url: `s3://idc-open-data/${U}/1.2.3.dcm` }],
+    [` ${U.toUpperCase()} `, false, { type: 'uuid', value: U, bucket: null, url: null }],
+    ['1.3.6.1.4.1.14519.5.2.1.7009.2403.255637500032299473330002534202', false, { type: 'uid', value: '1.3.6.1.4.1.14519.5.2.1.7009.2403.255637500032299473330002534202' }],
+    ['"1.2.840.10008.1",', false, { type: 'uid', value: '1.2.840.10008.1' }],
+    ['study_manifest_cp_command', true, { type: 'header', text: 'study_manifest_cp_command' }],
+    ['SeriesInstanceUID,collection_id', true, { type: 'header', text: 'SeriesInstanceUID,collection_id' }],
+  ];
+  for (const [line, first, want] of cases) assert.deepEqual(parseSavedLine(line, first), want, JSON.stringify(line));
+  // Not identifiers: each says what was expected.
+  for (const [line, reason] of [
+    ['study_manifest_cp_command', /not an identifier or URL/], // a header only as the first line
+    ['cp nothing', /cp line without an s3:\/\/ or gs:\/\/ source/],
+    ['s3://idc-open-data/*', /the folder "\*" of s3:\/\/idc-open-data\/\* is not a crdc_series_uuid/],
+    ['s3://idc-open-data/not-a-uuid/*', /is not a crdc_series_uuid/],
+    ['1.2.03', /not an identifier/], // a UID component with a leading zero
+    [`1.${'2'.repeat(70)}`, /not an identifier/], // longer than 64 characters
+    ['https://example.org/x', /not an identifier/],
+  ] as const) {
+    const p = parseSavedLine(line, false);
+    assert.equal(p.type, 'invalid', line);
+    assert.match((p as { reason: string }).reason, reason, line);
+  }
+  assert.deepEqual(splitLines('a\r\nb\n\nc\n'), ['a', 'b', '', 'c']);
+  assert.deepEqual(splitLines(''), []);
+});
+
+let s: TestServer;
+before(async () => {
+  s = await startServer({ resolveMaxLines: 5 });
+});
+after(async () => s?.close());
+
+test('the resolve route: a 413 past the line limit (saying it), a 422 for a body of neither or both forms, every line of a small manifest accounted for', async () => {
+  const six = await s.post('/v3/series/resolve', { text: 'a\nb\nc\nd\ne\nf\n' });
+  assert.equal(six.status, 413);
+  const body = (await six.json()) as { error: { code: string; message: string } };
+  assert.equal(body.error.code, 'too_large');
+  assert.match(body.error.message, /6 lines were sent; one request resolves at most 5 lines \(IDQS_RESOLVE_MAX_LINES\)/);
+  assert.equal((await s.post('/v3/series/resolve', { ids: ['1', '2', '3', '4', '5', '6'] })).status, 413);
+  for (const bad of [{}, { text: 'x', ids: ['y'] }, { ids: [] }]) {
+    const r = await s.post('/v3/series/resolve', bad);
+    assert.equal(r.status, 422, JSON.stringify(bad));
+  }
+  const row = (await s.ctx.engine.one(`SELECT crdc_series_uuid, SeriesInstanceUID, StudyInstanceUID FROM "index" ORDER BY SeriesInstanceUID LIMIT 1`))!;
+  const r = await s.post('/v3/series/resolve', { text: `# c\n\ns3://x/${row.crdc_series_uuid}/*\n${row.StudyInstanceUID}\nzz` });
+  const out = (await r.json()) as { totals: Record<string, number>; lines: { line: number; class: string; kind?: string; SeriesInstanceUID?: string; message?: string }[] };
+  assert.equal(r.status, 200);
+  assert.deepEqual(out.totals, { lines: 5, blank: 1, comments: 1, header: 0, current: 2, revised: 0, removed: 0, unknown: 0, invalid: 1 });
+  assert.deepEqual(out.lines.map((l) => [l.line, l.class, l.kind ?? null]), [[3, 'current', 'crdc_series_uuid'], [4, 'current', 'StudyInstanceUID'], [5, 'invalid', null]]);
+  assert.equal(out.lines[0]!.SeriesInstanceUID, row.SeriesInstanceUID);
+  assert.match(out.lines[0]!.message!, /the bucket x is not one of the stores' buckets/);
+});
