@@ -7,6 +7,9 @@ import type { Row } from '../engine/engine.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 import { COUNTS_SELECT, countsFromRow, type Counts } from './version.ts';
 import { field, invalidRequest, msg } from '../errors.ts';
+import { readyCohortIndex } from './cohort-index/build.ts';
+import { selectRows } from './cohort-index/evaluate.ts';
+import { totalsOf } from './cohort-index/totals.ts';
 import { compileManifestFilter, downloadInfo, MANIFEST_ORDER, type CommandWriter, type DownloadInfo } from './manifest.ts';
 
 export type FiltersApplied = CompiledFilter['filters_applied'];
@@ -16,14 +19,22 @@ export interface CohortCounts extends Counts {
   warnings: string[];
 }
 
-/** The counts query over a compiled filter. */
+/** The counts of a compiled filter: from the cohort index when it is ready and holds every attribute filtered, else by SQL. */
+export async function cohortCountsOf(ctx: AppContext, compiled: CompiledFilter): Promise<Counts> {
+  const ix = readyCohortIndex(ctx);
+  const s = ix && selectRows(ix, compiled.filters_applied);
+  if (ix && s) return countsFromRow({ ...(s === 'all' ? ix.all : totalsOf(ix, s.rows, s.n)) });
+  return countsOf(ctx, compiled);
+}
+
+/** The counts query over a compiled filter (the SQL path, also the index's reference). */
 export async function countsOf(ctx: AppContext, compiled: CompiledFilter): Promise<Counts> {
   return countsFromRow(await ctx.engine.one(`SELECT ${COUNTS_SELECT} FROM "index" WHERE ${compiled.where}`, compiled.params));
 }
 
 export async function cohortCounts(ctx: AppContext, filter: FilterObject): Promise<CohortCounts> {
   const compiled = await compileFilter(ctx, filter);
-  const counts = await countsOf(ctx, compiled);
+  const counts = await cohortCountsOf(ctx, compiled);
   return { ...counts, filters_applied: compiled.filters_applied, warnings: compiled.warnings };
 }
 

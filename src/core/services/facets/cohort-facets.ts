@@ -8,7 +8,7 @@
 // requests waits or is refused instead of taking the event loop in turn.
 
 import { LRUCache } from 'lru-cache';
-import { memo, type AppContext } from '../../context.ts';
+import type { AppContext } from '../../context.ts';
 import { detached, forCaller } from '../../engine/work.ts';
 import { didYouMean, field, invalidQuery, invalidRequest, msg, see } from '../../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../../filters/v3.ts';
@@ -18,7 +18,7 @@ import { suggest } from '../../suggest.ts';
 import { countsOf, type FiltersApplied } from '../cohort.ts';
 import { countsFromRow, type Counts } from '../version.ts';
 import { cohortTotals, countPass, rangeClause, rowsClause, termClause, type Clause, type PassResult } from './count.ts';
-import { COUNT_MODES, loadFacetTable, type CountMode, type FacetColumn, type FacetTable, type RangeColumn, type TermColumn } from './table.ts';
+import { COUNT_MODES, facetTable, type CountMode, type FacetColumn, type FacetTable, type RangeColumn, type TermColumn } from './table.ts';
 
 export interface FacetsRequest {
   filters?: FilterObject | null;
@@ -73,15 +73,7 @@ export interface CohortFacets {
 
 const FACET_NAMES = ATTRIBUTES.map((a) => a.name);
 
-/** The facet table of an opened database, loaded once (start it early with warmFacets). */
-export function facetTable(ctx: AppContext): Promise<FacetTable> {
-  return memo(ctx, 'facet-table', () => loadFacetTable(ctx));
-}
-
-/** Start loading the facet table in the background (a failure is reported by the first request). */
-export function warmFacets(ctx: AppContext): void {
-  facetTable(ctx).catch(() => {});
-}
+export { facetTable, warmFacets } from './table.ts';
 
 const caches = new WeakMap<AppContext, LRUCache<string, Promise<Computed>>>();
 
