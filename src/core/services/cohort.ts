@@ -9,6 +9,7 @@ import { COUNTS_SELECT, countsFromRow, type Counts } from './version.ts';
 import { field, invalidRequest, msg } from '../errors.ts';
 import { readyCohortIndex } from './cohort-index/build.ts';
 import { selectRows } from './cohort-index/evaluate.ts';
+import { pagePositions, rowsAt } from './cohort-index/page.ts';
 import { totalsOf } from './cohort-index/totals.ts';
 import { compileManifestFilter, downloadInfo, MANIFEST_ORDER, type CommandWriter, type DownloadInfo } from './manifest.ts';
 
@@ -117,12 +118,26 @@ export async function cohortManifest(ctx: AppContext, req: ManifestRequest, comm
   const fetchRows = includeRows && Number.isSafeInteger(offset);
   const previewFromPage = fetchRows && page === 0 && pageSize >= PREVIEW_SIZE;
 
-  const q = manifestQueries(compiled, pageSize, offset);
-  const [counts, rows, previewRows] = await Promise.all([
-    countsOf(ctx, compiled),
-    fetchRows ? ctx.engine.rows(q.rows.sql, q.rows.params) : Promise.resolve([] as Row[]),
-    previewFromPage ? Promise.resolve(null) : ctx.engine.rows(q.preview.sql, q.preview.params),
-  ]);
+  const ix = readyCohortIndex(ctx);
+  const sel = ix && selectRows(ix, compiled.filters_applied);
+  let counts: Counts;
+  let rows: Row[];
+  let previewRows: Row[] | null;
+  if (ix && sel) {
+    // The page's rows by their ids, from the selection the index made.
+    counts = countsFromRow({ ...(sel === 'all' ? ix.all : totalsOf(ix, sel.rows, sel.n)) });
+    [rows, previewRows] = await Promise.all([
+      fetchRows ? rowsAt(ctx, ix, pagePositions(ix, sel, offset, pageSize), ROW_SELECT) : Promise.resolve([] as Row[]),
+      previewFromPage ? Promise.resolve(null) : rowsAt(ctx, ix, pagePositions(ix, sel, 0, PREVIEW_SIZE), 'series_cloud1_url'),
+    ]);
+  } else {
+    const q = manifestQueries(compiled, pageSize, offset);
+    [counts, rows, previewRows] = await Promise.all([
+      countsOf(ctx, compiled),
+      fetchRows ? ctx.engine.rows(q.rows.sql, q.rows.params) : Promise.resolve([] as Row[]),
+      previewFromPage ? Promise.resolve(null) : ctx.engine.rows(q.preview.sql, q.preview.params),
+    ]);
+  }
   const series = rows as unknown as ManifestRow[];
   const preview = (previewRows ?? series.slice(0, PREVIEW_SIZE)).map((r) => String(r.series_cloud1_url));
   const total = counts.series;
