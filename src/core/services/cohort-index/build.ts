@@ -22,6 +22,8 @@ export interface CodedColumn {
   frequency: Int32Array;
   /** The code of a filter value, or undefined when no row holds it. */
   codeOf: (value: string) => number | undefined;
+  /** The value of each code 1.. (values[code - 1]); null for identifiers. */
+  values: string[] | null;
 }
 
 /** A range attribute: numbers, or for strings (dates) ranks into `column.sorted`. */
@@ -68,7 +70,7 @@ function frequencies(codes: ArrayLike<number>, size: number): Int32Array {
 function termColumn(t: FacetTable, c: TermColumn): CodedColumn {
   const codes = t.codes instanceof Uint16Array ? new Uint16Array(t.rows) : new Uint32Array(t.rows);
   for (let r = 0, i = c.slot; r < t.rows; r++, i += t.width) codes[r] = t.codes[i]!;
-  return { kind: 'coded', codes, frequency: frequencies(codes, t.slotSizes[c.slot]!), codeOf: (v) => c.codeOf.get(v) };
+  return { kind: 'coded', codes, frequency: frequencies(codes, t.slotSizes[c.slot]!), codeOf: (v) => c.codeOf.get(v), values: c.values };
 }
 
 function entityColumn(ids: Int32Array, dict: SortedStrings, find: (d: SortedStrings, v: string) => number): CodedColumn {
@@ -77,6 +79,7 @@ function entityColumn(ids: Int32Array, dict: SortedStrings, find: (d: SortedStri
   return {
     kind: 'coded',
     codes: ids,
+    values: null,
     frequency: frequencies(ids, max + 1),
     codeOf: (v) => {
       const i = find(dict, v);
