@@ -162,8 +162,7 @@ releaseOptions(serve, true)
     const ctx = await createContext(cfg, db);
     const app = await buildServer(ctx, { logger: { level: cfg.logLevel } });
     const address = await app.listen({ port: o.port, host: o.host });
-    // A warm caller-SQL worker for the first query.
-    ctx.engine.sql.prewarm(1);
+    // No caller-SQL worker is started here: the first query starts one (idle ones are stopped after IDQS_SQL_IDLE_S).
     const who = worker ? ` (fleet worker ${fleetWorkerId()}, pid ${process.pid})` : '';
     process.stderr.write(`IDQS ${ctx.serverVersion} serving data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''} at ${address}${who} (explorer: ${address}/, docs: ${address}/v3/docs)\n`);
     // Graceful stop within IDQS_SHUTDOWN_S whatever the clients do; a second signal stops at once.
