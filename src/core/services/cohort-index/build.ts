@@ -57,6 +57,8 @@ export interface CohortIndex {
   manifestRank: Uint32Array | null;
   /** Engine rowid of each position. */
   rowidOf: Int32Array;
+  /** Each entity's rows are adjacent in table order. */
+  adjacent: boolean;
   /** Totals of the whole release. */
   all: Totals;
 }
@@ -146,6 +148,7 @@ async function buildIndex(ctx: AppContext): Promise<CohortIndex> {
   const ix: Omit<CohortIndex, 'all'> = {
     table: t,
     rows: t.rows,
+    adjacent: t.entities.patients.order === null && t.entities.studies.order === null && t.entities.series.order === null,
     columns,
     patients,
     studies,
