@@ -88,6 +88,7 @@ async function firstCount(base: string, t0: number, proc: ChildProcess): Promise
 async function startIdqs(name: string, env: Record<string, string>): Promise<Server> {
   const t0 = performance.now();
   const { base, proc } = await spawnServer(db, env);
+  started.push(proc);
   return { name, base, proc, startMs: await firstCount(base, t0, proc) };
 }
 
@@ -100,6 +101,7 @@ async function startPeer(dir: string): Promise<Server> {
     env: { ...process.env, IDC_API_INCLUDE_INDICES: 'none', IDC_API_HOST: '127.0.0.1', IDC_API_PORT: String(port) },
     stdio: ['ignore', 'ignore', 'ignore'],
   });
+  started.push(proc);
   return { name: 'reference', base, proc, startMs: await firstCount(base, t0, proc) };
 }
 
@@ -108,7 +110,9 @@ async function indexReady(s: Server): Promise<void> {
   const t = performance.now();
   let fast = 0;
   while (fast < 3 && performance.now() - t < 120_000) {
-    fast = (await post(s.base, '/v3/cohort/counts', { ranges: { instanceCount: { gte: 0 } } })).ms < 40 ? fast + 1 : 0;
+    // A connection cut while the server is busy building is retried, not fatal.
+    const r = await post(s.base, '/v3/cohort/counts', { ranges: { instanceCount: { gte: 0 } } }).catch(() => null);
+    fast = r && r.ms < 40 ? fast + 1 : 0;
     await sleep(50);
   }
 }
@@ -235,6 +239,11 @@ async function main(): Promise<void> {
   check(idqs.startMs <= peer.startMs, `start to first count <= the peer's (${f1(idqs.startMs)} vs ${f1(peer.startMs)} ms)`);
   for (const s of servers) s.proc.kill();
 }
+
+const started: ChildProcess[] = [];
+process.on('exit', () => {
+  for (const p of started) if (p.exitCode === null) p.kill();
+});
 
 main().catch((e) => {
   process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);

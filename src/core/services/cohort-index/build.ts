@@ -11,7 +11,7 @@ import { memo, type AppContext } from '../../context.ts';
 import { ATTRIBUTES } from '../../registry/attributes.ts';
 import { facetTable, type FacetTable, type RangeColumn, type TermColumn } from '../facets/table.ts';
 import { MANIFEST_ORDER } from '../manifest.ts';
-import { entityDictionary, findString, rowDictionary, type SortedStrings } from './identifiers.ts';
+import { BUILD_QUERY_MS, entityDictionary, findString, rowDictionary, type SortedStrings } from './identifiers.ts';
 import { totalsOf, type Totals } from './totals.ts';
 
 /** A term attribute as one code per row (0 = missing) and the rows per code. */
@@ -94,14 +94,20 @@ async function manifestOrderOf(ctx: AppContext, t: FacetTable): Promise<Uint32Ar
   const order = new Uint32Array(t.rows);
   let i = 0;
   let identity = true;
-  for (const chunk of (await ctx.engine.materialize(`SELECT rowid::INTEGER FROM "index" ORDER BY ${MANIFEST_ORDER}, rowid`)).chunks) {
-    const v = chunk.getColumnVector(0);
-    for (let j = 0; j < chunk.rowCount; j++, i++) {
-      const p = t.positionOf[v.getItem(j) as number]!;
-      order[i] = p;
-      if (p !== i) identity = false;
-    }
-  }
+  await ctx.engine.produce(
+    `SELECT rowid::INTEGER FROM "index" ORDER BY ${MANIFEST_ORDER}, rowid`,
+    [],
+    (chunk) => {
+      const v = chunk.getColumnVector(0);
+      for (let j = 0; j < chunk.rowCount; j++, i++) {
+        const p = t.positionOf[v.getItem(j) as number]!;
+        order[i] = p;
+        if (p !== i) identity = false;
+      }
+      return true;
+    },
+    { timeoutMs: BUILD_QUERY_MS },
+  );
   return identity ? null : order;
 }
 

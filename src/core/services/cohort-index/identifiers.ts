@@ -42,33 +42,50 @@ export function stringAt(s: SortedStrings, i: number): string {
  * sorts, and the order is checked to be byte order, since the lookups
  * binary-search by bytes (null when it is not: that attribute is then left to SQL).
  */
+/** The index's build queries read whole columns: longer than a request's deadline on a busy host. */
+export const BUILD_QUERY_MS = 600_000;
+
 export async function loadSortedStrings(ctx: AppContext, sql: string, targetOf: (raw: number) => number): Promise<SortedStrings | null> {
-  const result = await ctx.engine.materialize(sql);
-  const n = result.chunks.reduce((k, c) => k + c.rowCount, 0);
-  // Written straight into one growing buffer: a Buffer per value would cost ~100 bytes each while loading.
-  let bytes = Buffer.allocUnsafe(Math.max(1024, n * 64));
-  const offsets = new Uint32Array(n + 1);
-  const targets = new Int32Array(n);
+  // Streamed chunk by chunk into one growing buffer: neither the whole result nor a Buffer per value is held while loading.
+  let bytes = Buffer.allocUnsafe(1 << 20);
+  let offsets = new Uint32Array(1 << 16);
+  let targets = new Int32Array(1 << 16);
   let i = 0;
   let at = 0;
-  for (const chunk of result.chunks) {
-    const v = chunk.getColumnVector(0);
-    const t = chunk.getColumnVector(1);
-    for (let j = 0; j < chunk.rowCount; j++, i++) {
-      const s = String(v.getItem(j));
-      const need = at + Buffer.byteLength(s, 'utf8');
-      if (need > bytes.length) {
-        const grown = Buffer.allocUnsafe(Math.max(need, bytes.length * 2));
-        bytes.copy(grown, 0, 0, at);
-        bytes = grown;
+  let sorted = true;
+  await ctx.engine.produce(
+    sql,
+    [],
+    (chunk) => {
+      const v = chunk.getColumnVector(0);
+      const t = chunk.getColumnVector(1);
+      for (let j = 0; j < chunk.rowCount; j++, i++) {
+        const s = String(v.getItem(j));
+        const need = at + Buffer.byteLength(s, 'utf8');
+        if (need > bytes.length) {
+          const grown = Buffer.allocUnsafe(Math.max(need, bytes.length * 2));
+          bytes.copy(grown, 0, 0, at);
+          bytes = grown;
+        }
+        if (i + 2 > offsets.length) {
+          const o = new Uint32Array(offsets.length * 2);
+          o.set(offsets);
+          offsets = o;
+          const g = new Int32Array(targets.length * 2);
+          g.set(targets);
+          targets = g;
+        }
+        at += bytes.write(s, at, 'utf8');
+        offsets[i + 1] = at;
+        targets[i] = targetOf(Number(t.getItem(j)));
+        if (i > 0 && Buffer.compare(bytes.subarray(offsets[i - 1]!, offsets[i]!), bytes.subarray(offsets[i]!, at)) >= 0) sorted = false;
       }
-      at += bytes.write(s, at, 'utf8');
-      offsets[i + 1] = at;
-      targets[i] = targetOf(Number(t.getItem(j)));
-      if (i > 0 && Buffer.compare(bytes.subarray(offsets[i - 1]!, offsets[i]!), bytes.subarray(offsets[i]!, at)) >= 0) return null;
-    }
-  }
-  return { bytes: Buffer.from(bytes.subarray(0, at)), offsets, targets };
+      return sorted;
+    },
+    { timeoutMs: BUILD_QUERY_MS },
+  );
+  if (!sorted) return null;
+  return { bytes: Buffer.from(bytes.subarray(0, at)), offsets: offsets.slice(0, i + 1), targets: targets.slice(0, i) };
 }
 
 /** A dictionary of an entity column, in the order the facet table ranks it (1-based ids). */
