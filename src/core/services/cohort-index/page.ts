@@ -39,8 +39,12 @@ export async function rowsAt(ctx: AppContext, ix: CohortIndex, positions: Uint32
     if (id < lo) lo = id;
     if (id > hi) hi = id;
   }
-  // The ids are integers of our own: written inline, the list is not re-bound per value.
-  const rows = await ctx.engine.rows(`SELECT rowid AS "__rowid", ${select} FROM "index" WHERE rowid BETWEEN ${lo} AND ${hi} AND rowid IN (${ids.join(', ')})`);
+  // A dense page (the usual case: manifest order is table order) reads its span and keeps its rows;
+  // a sparse one lists its ids. They are integers of our own, written inline.
+  const dense = hi - lo + 1 <= 4 * ids.length;
+  const rows = await ctx.engine.rows(
+    `SELECT rowid AS "__rowid", ${select} FROM "index" WHERE rowid BETWEEN ${lo} AND ${hi}${dense ? '' : ` AND rowid IN (${ids.join(', ')})`}`,
+  );
   const byId = new Map<number, Row>();
   for (const r of rows) {
     const { __rowid, ...rest } = r;
