@@ -49,9 +49,12 @@ export interface Config {
   sqlMaxRows: number;
   sqlMaxRowsCap: number;
   sqlMaxBytes: number;
+  sqlIdleS: number;
   /** Facet counts (computed in the server process): how many at once, and their queue. */
   facetSlots: number;
   facetQueue: number;
+  /** Answer cohort counts, pages and facets from the in-memory cohort index ('off': the engine, by SQL). */
+  cohortIndex: 'on' | 'off';
   clinicalMaxRows: number;
   clinicalMaxRowsCap: number;
   pageSize: number;
@@ -153,8 +156,10 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_SQL_MAX_ROWS: { key: 'sqlMaxRows', schema: int(5000, 1), doc: 'default `max_rows` of `/v3/sql`' },
   IDQS_SQL_MAX_ROWS_CAP: { key: 'sqlMaxRowsCap', schema: int(10_000, 1), doc: 'ceiling of `max_rows`' },
   IDQS_SQL_MAX_BYTES: { key: 'sqlMaxBytes', schema: int(32 * 1024 * 1024, 1024, 2 ** 31), doc: 'byte budget of a SQL result (JSON rows); cut with `truncated_reason: max_bytes`' },
+  IDQS_SQL_IDLE_S: { key: 'sqlIdleS', schema: int(120, 0), doc: 'a caller-SQL worker idle this long is stopped (started again on next use); `0` keeps them' },
   IDQS_FACET_SLOTS: { key: 'facetSlots', schema: int(1, 1, 64), doc: 'facet counts computed at once' },
   IDQS_FACET_QUEUE: { key: 'facetQueue', schema: int(16, 0, 100_000), doc: 'facet requests that may wait' },
+  IDQS_COHORT_INDEX: { key: 'cohortIndex', schema: oneOf('on', ['on', 'off']), doc: 'cohort counts, manifest pages and facets from the in-memory cohort index (`off`: by SQL in the engine)' },
   IDQS_CLINICAL_MAX_ROWS: { key: 'clinicalMaxRows', schema: int(5000, 1), doc: 'default `max_rows` of clinical rows' },
   IDQS_CLINICAL_MAX_ROWS_CAP: { key: 'clinicalMaxRowsCap', schema: int(10_000, 1), doc: 'its ceiling' },
   IDQS_PAGE_SIZE: { key: 'pageSize', schema: int(100, 1), doc: 'manifest page size default' },

@@ -170,8 +170,7 @@ releaseOptions(serve, true)
     const stream = process.stdout.isTTY ? (await import('./pretty-log.ts')).prettyLog() : undefined;
     const app = await buildServer(ctx, { logger: { level: cfg.logLevel, stream } });
     const address = await app.listen({ port: o.port, host: o.host });
-    // A warm caller-SQL worker for the first query.
-    ctx.engine.sql.prewarm(1);
+    // No caller-SQL worker is started here: the first query starts one (idle ones are stopped after IDQS_SQL_IDLE_S).
     const who = worker ? ` (fleet worker ${fleetWorkerId()}, pid ${process.pid})` : '';
     const banner = `IDQS ${ctx.serverVersion} serving data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''} at ${address} (explorer: ${address}/, docs: ${address}/v3/docs)`;
     // A fleet's primary prints the banner once, for every worker.

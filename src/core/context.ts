@@ -113,6 +113,7 @@ export function engineOptions(c: Config, path: string): EngineOptions {
       queueTimeoutMs: c.queueTimeoutMs,
       timeoutMs: c.sqlTimeoutMs,
       maxBytes: c.sqlMaxBytes,
+      idleMs: c.sqlIdleS * 1000,
     },
   };
 }

@@ -7,7 +7,8 @@
 // worker is asked to interrupt, and killed and replaced if it does not stop
 // within a second; the caller gets its 504 as soon as the worker is free,
 // so a retry finds the slot. A worker that dies is
-// replaced on next use; warm workers are reused.
+// replaced on next use; warm workers are reused. Workers start on first use,
+// and one idle for IDQS_SQL_IDLE_S is stopped, so an idle server holds none.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
@@ -34,6 +35,8 @@ export interface SqlWorkersOptions {
   queue: number;
   queueTimeoutMs: number;
   timeoutMs: number;
+  /** A worker idle this long is stopped (started again on next use); 0 keeps it. */
+  idleMs: number;
 }
 
 /** A caller query's result: rows kept as the JSON text the worker wrote, parsed only when asked. */
@@ -84,6 +87,9 @@ interface Worker {
   job: Job | null;
   /** Set when we killed it (deadline), so its exit is not reported as a crash. */
   killed: boolean;
+  /** Stopped because it was idle: not a crash, not a restart. */
+  idleStop: boolean;
+  idleTimer: NodeJS.Timeout | null;
   stderr: string;
 }
 
@@ -101,7 +107,7 @@ export class SqlWorkers {
   private readonly shareBytes: number;
 
   constructor(private readonly o: SqlWorkersOptions) {
-    const workers: Worker[] = Array.from({ length: o.workers }, (_, index) => ({ index, proc: null, ready: null, tempDir: null, job: null, killed: false, stderr: '' }));
+    const workers: Worker[] = Array.from({ length: o.workers }, (_, index) => ({ index, proc: null, ready: null, tempDir: null, job: null, killed: false, idleStop: false, idleTimer: null, stderr: '' }));
     this.pool = new Pool(workers, {
       what: 'SQL queries',
       queue: o.queue,
@@ -151,6 +157,7 @@ export class SqlWorkers {
     if (w.ready) return w.ready;
     const { command, args } = this.setup(w);
     w.killed = false;
+    w.idleStop = false;
     w.stderr = '';
     // Spawned outside the request that needs it first: its events belong to no request.
     const proc = outsideWork(() =>
@@ -209,7 +216,7 @@ export class SqlWorkers {
     w.ready = null;
     if (w.tempDir) rmSync(w.tempDir, { recursive: true, force: true });
     w.tempDir = null;
-    if (this.closed) return;
+    if (this.closed || w.idleStop) return;
     this.restarts++;
     const share = this.shareText();
     if (!killed) {
@@ -229,6 +236,21 @@ export class SqlWorkers {
     );
   }
 
+  /** Stop the worker once it has been idle for idleMs, so an idle server holds no worker's memory. */
+  private stopWhenIdle(w: Worker): void {
+    if (w.idleTimer) clearTimeout(w.idleTimer);
+    w.idleTimer = null;
+    if (this.o.idleMs <= 0 || this.closed || !w.proc) return;
+    w.idleTimer = setTimeout(() => {
+      w.idleTimer = null;
+      if (w.job || !w.proc || this.closed) return;
+      w.idleStop = true;
+      w.killed = true;
+      w.proc.kill('SIGKILL');
+    }, this.o.idleMs);
+    w.idleTimer.unref();
+  }
+
   private shareText(): string {
     return `${Math.round(this.shareBytes / (1024 * 1024))} MB`;
   }
@@ -237,6 +259,8 @@ export class SqlWorkers {
   async run(sql: string, maxRows: number, maxBytes: number, signal?: AbortSignal): Promise<CallerSqlResult> {
     const lease = await this.pool.acquire(signal);
     const w = lease.item;
+    if (w.idleTimer) clearTimeout(w.idleTimer);
+    w.idleTimer = null;
     try {
       await this.ensure(w, currentWork()?.requestId);
     } catch (e) {
@@ -261,6 +285,7 @@ export class SqlWorkers {
           d.clear();
           d.signal.removeEventListener('abort', onAbort);
           w.job = null;
+          this.stopWhenIdle(w);
           lease.release();
           if (answered) return;
           answered = true;
@@ -309,6 +334,7 @@ export class SqlWorkers {
     this.closed = true;
     this.pool.close();
     for (const w of this.pool.all()) {
+      if (w.idleTimer) clearTimeout(w.idleTimer);
       w.job?.finish(null, cancelled('The engine is closed: the service is shutting down.'));
       if (w.proc) {
         w.killed = true;

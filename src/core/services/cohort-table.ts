@@ -9,6 +9,10 @@ import { didYouMean, field, invalidQuery, invalidRequest, msg } from '../errors.
 import { compileFilter, type FilterObject } from '../filters/v3.ts';
 import { suggest } from '../suggest.ts';
 import type { FiltersApplied } from './cohort.ts';
+import { readyCohortIndex } from './cohort-index/build.ts';
+import { selectRows } from './cohort-index/evaluate.ts';
+import { distinctPrefixes } from './cohort-index/group.ts';
+import { pagePositions, rowsAt, sizeOf } from './cohort-index/page.ts';
 import { MANIFEST_ORDER } from './manifest.ts';
 import { round, toNumber } from './numbers.ts';
 import { defaultViewer, viewerLink } from './viewer.ts';
@@ -151,14 +155,24 @@ export async function cohortTable(ctx: AppContext, req: TableRequest): Promise<C
   const group = def.keys.length > 0 ? ` GROUP BY ${def.keys.join(', ')}` : '';
   const orderBy = `${sort ? `"${sort}" ${order.toUpperCase()} NULLS LAST, ` : ''}${def.unique}`;
   const params: Param[] = [...compiled.params];
+  // From the cohort index when it can: the number of rows, and a series page in the default order by row id.
+  const ix = readyCohortIndex(ctx);
+  const sel = ix && selectRows(ix, compiled.filters_applied);
+  const indexedTotal = ix && sel ? (level === 'series' ? sizeOf(ix, sel) : distinctPrefixes(ix, sel, def.keys.length as 1 | 2 | 3)) : null;
+  const offset = page * pageSize;
+  const indexedPage = ix && sel && level === 'series' && sort === null && Number.isSafeInteger(offset);
   const [rows, total] = await Promise.all([
-    ctx.engine.rows(`SELECT ${select} FROM "index" WHERE ${compiled.where}${group} ORDER BY ${orderBy} LIMIT ? OFFSET ?`, [...params, pageSize, page * pageSize]),
-    ctx.engine.one(
-      def.keys.length > 0
-        ? `SELECT count(*) AS n FROM (SELECT 1 FROM "index" WHERE ${compiled.where}${group})`
-        : `SELECT count(*) AS n FROM "index" WHERE ${compiled.where}`,
-      params,
-    ),
+    indexedPage
+      ? rowsAt(ctx, ix, pagePositions(ix, sel, offset, pageSize), select)
+      : ctx.engine.rows(`SELECT ${select} FROM "index" WHERE ${compiled.where}${group} ORDER BY ${orderBy} LIMIT ? OFFSET ?`, [...params, pageSize, offset]),
+    indexedTotal !== null
+      ? { n: indexedTotal }
+      : ctx.engine.one(
+          def.keys.length > 0
+            ? `SELECT count(*) AS n FROM (SELECT 1 FROM "index" WHERE ${compiled.where}${group})`
+            : `SELECT count(*) AS n FROM "index" WHERE ${compiled.where}`,
+          params,
+        ),
   ]);
   if (level === 'series') {
     for (const r of rows) if (typeof r.series_size_MB === 'number') r.series_size_MB = round(r.series_size_MB, 3);

@@ -7,7 +7,11 @@ import type { Row } from '../engine/engine.ts';
 import { cohortSql, compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 import { COUNTS_SELECT, countsFromRow, type Counts } from './version.ts';
 import { field, invalidRequest, msg } from '../errors.ts';
-import { downloadInfo, MANIFEST_ORDER, type CommandWriter, type DownloadInfo } from './manifest.ts';
+import { readyCohortIndex } from './cohort-index/build.ts';
+import { selectRows } from './cohort-index/evaluate.ts';
+import { pagePositions, rowsAt } from './cohort-index/page.ts';
+import { totalsOf } from './cohort-index/totals.ts';
+import { compileManifestFilter, downloadInfo, MANIFEST_ORDER, type CommandWriter, type DownloadInfo } from './manifest.ts';
 
 export type FiltersApplied = CompiledFilter['filters_applied'];
 
@@ -18,14 +22,22 @@ export interface CohortCounts extends Counts {
   sql: string;
 }
 
-/** The counts query over a compiled filter. */
+/** The counts of a compiled filter: from the cohort index when it is ready and holds every attribute filtered, else by SQL. */
+export async function cohortCountsOf(ctx: AppContext, compiled: CompiledFilter): Promise<Counts> {
+  const ix = readyCohortIndex(ctx);
+  const s = ix && selectRows(ix, compiled.filters_applied);
+  if (ix && s) return countsFromRow({ ...(s === 'all' ? ix.all : totalsOf(ix, s.rows, s.n)) });
+  return countsOf(ctx, compiled);
+}
+
+/** The counts query over a compiled filter (the SQL path, also the index's reference). */
 export async function countsOf(ctx: AppContext, compiled: CompiledFilter): Promise<Counts> {
   return countsFromRow(await ctx.engine.one(`SELECT ${COUNTS_SELECT} FROM "index" WHERE ${compiled.where}`, compiled.params));
 }
 
 export async function cohortCounts(ctx: AppContext, filter: FilterObject): Promise<CohortCounts> {
   const compiled = await compileFilter(ctx, filter);
-  const counts = await countsOf(ctx, compiled);
+  const counts = await cohortCountsOf(ctx, compiled);
   return { ...counts, filters_applied: compiled.filters_applied, warnings: compiled.warnings, sql: cohortSql(compiled) };
 }
 
@@ -110,12 +122,26 @@ export async function cohortManifest(ctx: AppContext, req: ManifestRequest, comm
   const fetchRows = includeRows && Number.isSafeInteger(offset);
   const previewFromPage = fetchRows && page === 0 && pageSize >= PREVIEW_SIZE;
 
-  const q = manifestQueries(compiled, pageSize, offset);
-  const [counts, rows, previewRows] = await Promise.all([
-    countsOf(ctx, compiled),
-    fetchRows ? ctx.engine.rows(q.rows.sql, q.rows.params) : Promise.resolve([] as Row[]),
-    previewFromPage ? Promise.resolve(null) : ctx.engine.rows(q.preview.sql, q.preview.params),
-  ]);
+  const ix = readyCohortIndex(ctx);
+  const sel = ix && selectRows(ix, compiled.filters_applied);
+  let counts: Counts;
+  let rows: Row[];
+  let previewRows: Row[] | null;
+  if (ix && sel) {
+    // The page's rows by their ids, from the selection the index made.
+    counts = countsFromRow({ ...(sel === 'all' ? ix.all : totalsOf(ix, sel.rows, sel.n)) });
+    [rows, previewRows] = await Promise.all([
+      fetchRows ? rowsAt(ctx, ix, pagePositions(ix, sel, offset, pageSize), ROW_SELECT) : Promise.resolve([] as Row[]),
+      previewFromPage ? Promise.resolve(null) : rowsAt(ctx, ix, pagePositions(ix, sel, 0, PREVIEW_SIZE), 'series_cloud1_url'),
+    ]);
+  } else {
+    const q = manifestQueries(compiled, pageSize, offset);
+    [counts, rows, previewRows] = await Promise.all([
+      countsOf(ctx, compiled),
+      fetchRows ? ctx.engine.rows(q.rows.sql, q.rows.params) : Promise.resolve([] as Row[]),
+      previewFromPage ? Promise.resolve(null) : ctx.engine.rows(q.preview.sql, q.preview.params),
+    ]);
+  }
   const series = rows as unknown as ManifestRow[];
   const preview = (previewRows ?? series.slice(0, PREVIEW_SIZE)).map((r) => String(r.series_cloud1_url));
   const total = counts.series;

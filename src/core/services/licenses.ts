@@ -8,6 +8,9 @@ import type { Param } from '../engine/engine.ts';
 import { commercialUseAllowed } from '../rules/commercial-use.ts';
 import { round, tbFromMb, toNumber } from './numbers.ts';
 import type { FiltersApplied } from './cohort.ts';
+import { readyCohortIndex } from './cohort-index/build.ts';
+import { selectRows } from './cohort-index/evaluate.ts';
+import { groupBy } from './cohort-index/group.ts';
 
 export interface LicenseItem {
   license_short_name: string | null;
@@ -84,14 +87,31 @@ export async function licenseBreakdown(ctx: AppContext, where: string, params: P
   );
   return rows.map((r): LicenseItem => {
     const short = r.license_short_name === null ? null : String(r.license_short_name);
-    const mb = toNumber(r.size_mb);
-    return { license_short_name: short, series: toNumber(r.series), size_TB: tbFromMb(mb), size_MB: round(mb, 3), commercial_use_allowed: commercialUseAllowed(short) };
+    return licenseItem(short, toNumber(r.series), toNumber(r.size_mb));
   });
+}
+
+function licenseItem(short: string | null, series: number, mb: number): LicenseItem {
+  return { license_short_name: short, series, size_TB: tbFromMb(mb), size_MB: round(mb, 3), commercial_use_allowed: commercialUseAllowed(short) };
+}
+
+/** The breakdown from the cohort index, in the SQL path's order; null when the index cannot answer. */
+function indexedBreakdown(ctx: AppContext, applied: FiltersApplied): LicenseItem[] | null {
+  const ix = readyCohortIndex(ctx);
+  const sel = ix && selectRows(ix, applied);
+  const groups = ix && sel ? groupBy(ix, sel, 'license_short_name') : null;
+  if (!groups) return null;
+  // Most series first; ties by name (byte order, as the engine sorts), the missing value last.
+  groups.sort((a, b) => b.rows - a.rows || (a.value === null ? 1 : b.value === null ? -1 : Buffer.compare(Buffer.from(a.value), Buffer.from(b.value))));
+  return groups.map((g) => licenseItem(g.value, g.rows, g.sizeMb));
 }
 
 export async function cohortLicenses(ctx: AppContext, filter: FilterObject): Promise<LicensesResult> {
   const compiled = await compileFilter(ctx, filter);
-  const [items, details] = await Promise.all([licenseBreakdown(ctx, compiled.where, compiled.params), licenseDetails(ctx)]);
+  const [items, details] = await Promise.all([
+    indexedBreakdown(ctx, compiled.filters_applied) ?? licenseBreakdown(ctx, compiled.where, compiled.params),
+    licenseDetails(ctx),
+  ]);
   const licenses = items.map((l): LicenseItem => {
     const d = l.license_short_name === null ? undefined : details.get(l.license_short_name);
     return {

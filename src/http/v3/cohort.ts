@@ -6,6 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FilterObject } from '../../core/filters/v3.ts';
 import { cohortCounts, cohortManifest } from '../../core/services/cohort.ts';
+import { warmCohortIndex } from '../../core/services/cohort-index/build.ts';
 import { cohortLicenses } from '../../core/services/licenses.ts';
 import { MANIFEST_ORDER, manifestText } from '../../core/services/manifest.ts';
 import { lookupSeries } from '../../core/services/series.ts';
@@ -106,6 +107,8 @@ function headerJson(v: unknown): string {
 }
 
 export async function cohortRoutes(app: FastifyInstance): Promise<void> {
+  // The cohort index builds in the background; counts are answered by SQL until it is ready.
+  app.addHook('onReady', async () => warmCohortIndex(app.ctx));
   const ctx = app.ctx;
   const limits = restLimits(ctx.config);
   const { default: pageSize, cap: maxPageSize } = limits.pageSize;

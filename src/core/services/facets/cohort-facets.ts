@@ -8,7 +8,7 @@
 // requests waits or is refused instead of taking the event loop in turn.
 
 import { LRUCache } from 'lru-cache';
-import { memo, type AppContext } from '../../context.ts';
+import type { AppContext } from '../../context.ts';
 import { detached, forCaller } from '../../engine/work.ts';
 import { didYouMean, field, invalidQuery, invalidRequest, msg, see } from '../../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../../filters/v3.ts';
@@ -18,8 +18,12 @@ import { suggest } from '../../suggest.ts';
 import { countsOf, type FiltersApplied } from '../cohort.ts';
 import { countsFromRow, type Counts } from '../version.ts';
 import { collectionClause, countCollection } from './collection-facets.ts';
+import { readyCohortIndex, type CohortIndex } from '../cohort-index/build.ts';
+import { rangeBounds } from '../cohort-index/evaluate.ts';
+import { findString } from '../cohort-index/identifiers.ts';
+import { totalsOf, type Totals } from '../cohort-index/totals.ts';
 import { cohortTotals, countPass, rangeClause, rowsClause, termClause, type Clause, type PassResult } from './count.ts';
-import { COUNT_MODES, loadFacetTable, type CountMode, type FacetColumn, type FacetTable, type RangeColumn, type TermColumn } from './table.ts';
+import { COUNT_MODES, facetTable, type CountMode, type FacetColumn, type FacetTable, type RangeColumn, type TermColumn } from './table.ts';
 
 export interface FacetsRequest {
   filters?: FilterObject | null;
@@ -74,15 +78,7 @@ export interface CohortFacets {
 
 const FACET_NAMES = ATTRIBUTES.map((a) => a.name);
 
-/** The facet table of an opened database, loaded once (start it early with warmFacets). */
-export function facetTable(ctx: AppContext): Promise<FacetTable> {
-  return memo(ctx, 'facet-table', () => loadFacetTable(ctx));
-}
-
-/** Start loading the facet table in the background (a failure is reported by the first request). */
-export function warmFacets(ctx: AppContext): void {
-  facetTable(ctx).catch(() => {});
-}
+export { facetTable, warmFacets } from './table.ts';
 
 const caches = new WeakMap<AppContext, LRUCache<string, Promise<Computed>>>();
 
@@ -131,28 +127,37 @@ function canonical(applied: FiltersApplied): string {
   return JSON.stringify([terms, ranges]);
 }
 
-/** First index in ascending `sorted` whose value is >= v (or > v when `strict`). */
-function bound(sorted: string[], v: string, strict: boolean): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (strict ? sorted[mid]! <= v : sorted[mid]! < v) lo = mid + 1;
-    else hi = mid;
+/** Rows (positions) holding each selected value of an identifier attribute, from the cohort index's dictionaries. */
+function indexedIdentifierRows(ix: CohortIndex, name: string, values: string[]): Map<string, number[]> | null {
+  const c = ix.columns.get(name);
+  if (c === undefined || c.kind === 'number') return null;
+  const m = new Map<string, number[]>(values.map((v) => [v, []]));
+  if (c.kind === 'rows') {
+    for (const v of values) {
+      const i = findString(c.dict, v);
+      if (i >= 0) m.get(v)!.push(c.dict.targets[i]!);
+    }
+    return m;
   }
-  return lo;
+  const valueOf = new Map<number, number[]>();
+  for (const v of values) {
+    const code = c.codeOf(v);
+    if (code !== undefined && code !== 0) valueOf.set(code, m.get(v)!);
+  }
+  if (valueOf.size === 0) return m;
+  const { codes } = c;
+  for (let r = 0; r < codes.length; r++) {
+    const code = codes[r]!;
+    if (code !== 0) valueOf.get(code)?.push(r);
+  }
+  return m;
 }
 
-function rangeBounds(c: RangeColumn, r: { gte?: number | string; lte?: number | string }): [number, number] {
-  if (c.sorted === null) return [r.gte === undefined ? -Infinity : Number(r.gte), r.lte === undefined ? Infinity : Number(r.lte)];
-  // Ranks 1..n of the sorted distinct values; the engine compares these strings the same way.
-  const lo = r.gte === undefined ? 1 : bound(c.sorted, String(r.gte), false) + 1;
-  const hi = r.lte === undefined ? c.sorted.length : bound(c.sorted, String(r.lte), true);
-  return [lo, hi];
-}
-
-/** Rows (positions) holding each selected value of an identifier attribute, found by the engine. */
+/** Rows (positions) holding each selected value of an identifier attribute: from the index when ready, else found by the engine. */
 async function identifierRows(ctx: AppContext, t: FacetTable, name: string, values: string[]): Promise<Map<string, number[]>> {
+  const ix = readyCohortIndex(ctx);
+  const fromIndex = ix && ix.table === t ? indexedIdentifierRows(ix, name, values) : null;
+  if (fromIndex) return fromIndex;
   const found = await ctx.engine.rows(
     `SELECT rowid::INTEGER AS rid, ${qi(name)}::VARCHAR AS v FROM "index" WHERE ${qi(name)} IN (${values.map(() => '?').join(', ')})`,
     values,
@@ -196,6 +201,16 @@ function rangeFacet(c: RangeColumn, pass: PassResult, selected: RangeFacet['sele
   const f: RangeFacet = { kind: 'range', selected, min: at(pass.min[c.slot]!), max: at(pass.max[c.slot]!), bins, missing: bucket(counts, filtered, 0) };
   if (c.def.date) return { ...f, value_format: 'YYYY-MM-DD' };
   return f;
+}
+
+/** The cohort's totals by the index, when the table's order does not keep entities together (null: not ready). */
+function indexTotals(ctx: AppContext, t: FacetTable, fail: Uint8Array): Totals | null {
+  const ix = readyCohortIndex(ctx);
+  if (!ix || ix.table !== t) return null;
+  const rows = new Uint32Array(t.rows);
+  let n = 0;
+  for (let r = 0; r < fail.length; r++) if (fail[r] === 0) rows[n++] = r;
+  return totalsOf(ix, rows, n);
 }
 
 async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: string[], mode: CountMode, limit: number): Promise<Computed> {
@@ -261,7 +276,7 @@ async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: st
       facets[name] = { kind: 'term', categorical: false, selected, values, distinct: null, truncated: false, missing: null };
     }
   }
-  const totals = cohortTotals(t, pass.fail);
+  const totals = cohortTotals(t, pass.fail) ?? indexTotals(ctx, t, pass.fail);
   return { totals: totals ? countsFromRow({ ...totals }) : await countsOf(ctx, compiled), facets };
 }
 

@@ -5,8 +5,8 @@
 // group costs about 100 ms per attribute at full scale, which is why this
 // exists. About 90 bytes per series: ~80 MB for the full corpus.
 
-import type { AppContext } from '../../context.ts';
 import { collectionValues, hasCollectionColumn, type CollectionValues } from '../../filters/collection-values.ts';
+import { memo, type AppContext } from '../../context.ts';
 import { ATTRIBUTES, type AttributeDef } from '../../registry/attributes.ts';
 import { qi } from '../../registry/tables.ts';
 import { binOf, dateEdges, numericEdges, type Edges } from './bins.ts';
@@ -283,4 +283,14 @@ function collectionColumn(def: AttributeDef, byCollection: TermColumn, cv: Colle
 async function distinctStrings(ctx: AppContext, col: string): Promise<string[]> {
   const rows = await ctx.engine.rows(`SELECT DISTINCT ${qi(col)}::VARCHAR AS v FROM "index" WHERE ${qi(col)} IS NOT NULL ORDER BY 1`);
   return rows.map((r) => String(r.v));
+}
+
+/** The facet table of an opened database, loaded once (start it early with warmFacets). */
+export function facetTable(ctx: AppContext): Promise<FacetTable> {
+  return memo(ctx, 'facet-table', () => loadFacetTable(ctx));
+}
+
+/** Start loading the facet table in the background (a failure is reported by the first request). */
+export function warmFacets(ctx: AppContext): void {
+  facetTable(ctx).catch(() => {});
 }

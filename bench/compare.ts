@@ -1,0 +1,251 @@
+// npm run bench:compare -- [--peer DIR] [--db FILE] [--duration S] [--rounds N]
+//
+// IDQS (cohort index on) beside a peer on the same release, in alternating
+// rounds in one run (autocannon, c1 then c8 per request and server), then
+// start to first count and resident memory after load. Prints one table with
+// ratios, and the issue-22 targets.
+//
+// The peer is the reference implementation when --peer names a folder that
+// holds it, installed with:
+//   git archive of ImagingDataCommons/IDC-REST-MCP into DIR, then
+//   python3 -m venv DIR/.venv && DIR/.venv/bin/pip install DIR 'idc-index-data==25.0.5'
+// It is started as DIR/.venv/bin/idc-api with IDC_API_INCLUDE_INDICES=none on
+// loopback (its first start builds its database; a warm-up start runs first
+// so the measured start is a normal one). Without --peer the peer is IDQS
+// itself with IDQS_COHORT_INDEX=off: the same requests answered by SQL.
+// --db defaults to the pinned real release in the cache (test/real-release.json).
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { defaultCacheDir } from '../src/config.ts';
+import { freePort, spawnServer } from './server.ts';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const PIN = JSON.parse(readFileSync(new URL('../test/real-release.json', import.meta.url), 'utf8')) as { release: string; source: string };
+const db = arg('db') ?? join(defaultCacheDir(), 'releases', `${PIN.release}-${PIN.source}`, 'idqs.duckdb');
+const peerDir = arg('peer');
+const duration = Number(arg('duration') ?? 5);
+const rounds = Number(arg('rounds') ?? 2);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Server {
+  name: string;
+  base: string;
+  proc: ChildProcess;
+  startMs: number;
+}
+
+/** Resident memory of a process and its children, in MB. */
+function treeRssMb(pid: number): number {
+  const rss = (p: number) => {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
+      return m ? Number(m[1]) / 1024 : 0;
+    } catch {
+      return 0;
+    }
+  };
+  let total = rss(pid);
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) total += treeRssMb(Number(d));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return total;
+}
+
+const NLST_CT = { terms: { collection_id: ['nlst'], Modality: ['CT'] }, ranges: {} };
+
+async function post(base: string, path: string, body: unknown): Promise<{ status: number; ms: number }> {
+  const t = performance.now();
+  const r = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  await r.arrayBuffer();
+  return { status: r.status, ms: performance.now() - t };
+}
+
+/** Milliseconds from `t0` until the server answers a count. */
+async function firstCount(base: string, t0: number, proc: ChildProcess): Promise<number> {
+  for (;;) {
+    try {
+      if ((await post(base, '/v3/cohort/counts', NLST_CT)).status === 200) return performance.now() - t0;
+    } catch {
+      /* not up yet */
+    }
+    if (proc.exitCode !== null) throw new Error('the server exited before answering');
+    await sleep(20);
+  }
+}
+
+async function startIdqs(name: string, env: Record<string, string>): Promise<Server> {
+  const t0 = performance.now();
+  const { base, proc } = await spawnServer(db, env);
+  started.push(proc);
+  return { name, base, proc, startMs: await firstCount(base, t0, proc) };
+}
+
+async function startPeer(dir: string): Promise<Server> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const t0 = performance.now();
+  const proc = spawn(join(dir, '.venv/bin/idc-api'), [], {
+    cwd: dir,
+    env: { ...process.env, IDC_API_INCLUDE_INDICES: 'none', IDC_API_HOST: '127.0.0.1', IDC_API_PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
+  started.push(proc);
+  return { name: 'reference', base, proc, startMs: await firstCount(base, t0, proc) };
+}
+
+/** Until the cohort index answers (a whole-release range count becomes fast), at most two minutes. */
+async function indexReady(s: Server): Promise<void> {
+  const t = performance.now();
+  let fast = 0;
+  while (fast < 3 && performance.now() - t < 120_000) {
+    // A connection cut while the server is busy building is retried, not fatal.
+    const r = await post(s.base, '/v3/cohort/counts', { ranges: { instanceCount: { gte: 0 } } }).catch(() => null);
+    fast = r && r.ms < 40 ? fast + 1 : 0;
+    await sleep(50);
+  }
+}
+
+interface Case {
+  name: string;
+  path: string;
+  body: unknown;
+}
+
+const CASES: Case[] = [
+  { name: 'counts, nlst + CT', path: '/v3/cohort/counts', body: NLST_CT },
+  { name: 'counts, empty filter (whole release)', path: '/v3/cohort/counts', body: { terms: {}, ranges: {} } },
+  { name: 'counts, instanceCount >= 1 (whole release)', path: '/v3/cohort/counts', body: { ranges: { instanceCount: { gte: 1 } } } },
+  { name: 'counts, MR + BREAST', path: '/v3/cohort/counts', body: { terms: { Modality: ['MR'], BodyPartExamined: ['BREAST'] } } },
+  { name: 'counts, StudyDate in 2001', path: '/v3/cohort/counts', body: { ranges: { StudyDate: { gte: '2001-01-01', lte: '2001-12-31' } } } },
+  { name: 'manifest, page of 100', path: '/v3/cohort/manifest', body: { filters: NLST_CT, page_size: 100 } },
+  { name: 'manifest, page 50 of 100', path: '/v3/cohort/manifest', body: { filters: NLST_CT, page_size: 100, page: 50 } },
+  { name: 'manifest, page of 1,000', path: '/v3/cohort/manifest', body: { filters: NLST_CT, page_size: 1000 } },
+];
+
+interface Cell {
+  p50: number[];
+  rps: number[];
+}
+
+async function load(s: Server, c: Case, connections: number): Promise<{ p50: number; rps: number; bad: number }> {
+  const r = await autocannon({
+    url: s.base + c.path,
+    method: 'POST',
+    connections,
+    duration,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(c.body),
+  });
+  return { p50: r.latency.p50, rps: r.requests.average, bad: r.errors + r.non2xx };
+}
+
+/** p50 of facets of every attribute, each request a filter not seen before (uncached). */
+async function facetsUncached(s: Server, n: number, offset: number): Promise<number> {
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = await post(s.base, '/v3/cohort/facets', { filters: { ranges: { instanceCount: { gte: offset + i + 1 } } } });
+    if (r.status !== 200) return NaN;
+    ms.push(r.ms);
+  }
+  ms.sort((a, b) => a - b);
+  return ms[Math.floor(ms.length / 2)]!;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(x < 10 ? 1 : 0) : 'n/a');
+
+async function main(): Promise<void> {
+  const load0 = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  process.stdout.write(`# bench:compare on ${db}\n# ${duration}s per measurement, ${rounds} alternating rounds; load average at start ${load0} (${'the machine is shared: read ratios, not absolutes'})\n`);
+  if (peerDir) {
+    process.stdout.write('# warm-up start of the reference (its first start builds its database)\n');
+    const w = await startPeer(peerDir);
+    w.proc.kill();
+    await sleep(1000);
+  }
+  // One after the other, so neither start competes with the other.
+  const idqs = await startIdqs('IDQS (index)', { IDQS_COHORT_INDEX: 'on' });
+  await indexReady(idqs);
+  const rssIdqs = treeRssMb(idqs.proc.pid!);
+  const peer = peerDir ? await startPeer(peerDir) : await startIdqs('IDQS (SQL)', { IDQS_COHORT_INDEX: 'off' });
+  await sleep(2000);
+  const rssPeer = treeRssMb(peer.proc.pid!);
+  const servers = [idqs, peer];
+  const cells = new Map<string, Cell>();
+  const cell = (k: string) => cells.get(k) ?? (cells.set(k, { p50: [], rps: [] }), cells.get(k)!);
+  let bad = 0;
+  for (let round = 0; round < rounds; round++) {
+    for (const c of CASES) {
+      for (const conns of [1, 8]) {
+        // Alternate which server goes first, so drift in the machine's load falls on both.
+        for (const s of round % 2 === 0 ? servers : [...servers].reverse()) {
+          const r = await load(s, c, conns);
+          bad += r.bad;
+          const k = `${s.name}|${c.name}|${conns}`;
+          cell(k).p50.push(r.p50);
+          cell(k).rps.push(r.rps);
+        }
+      }
+    }
+  }
+  const facetsIdqs = await facetsUncached(idqs, 15, 0);
+  const facetsPeer = peerDir ? NaN : await facetsUncached(peer, 15, 100);
+
+  const rows: string[][] = [['request', `${idqs.name} p50 ms c1`, 'req/s c1 / c8', `${peer.name} p50 ms c1`, 'req/s c1 / c8', 'ratio c1 / c8']];
+  for (const c of CASES) {
+    const a1 = cells.get(`${idqs.name}|${c.name}|1`)!;
+    const a8 = cells.get(`${idqs.name}|${c.name}|8`)!;
+    const b1 = cells.get(`${peer.name}|${c.name}|1`)!;
+    const b8 = cells.get(`${peer.name}|${c.name}|8`)!;
+    rows.push([
+      c.name,
+      f1(median(a1.p50)),
+      `${f1(median(a1.rps))} / ${f1(median(a8.rps))}`,
+      f1(median(b1.p50)),
+      `${f1(median(b1.rps))} / ${f1(median(b8.rps))}`,
+      `${(median(a1.rps) / median(b1.rps)).toFixed(1)}x / ${(median(a8.rps) / median(b8.rps)).toFixed(1)}x`,
+    ]);
+  }
+  rows.push(['facets, all attributes, uncached (p50 of 15)', f1(facetsIdqs), '', f1(facetsPeer), '', '']);
+  rows.push(['start to first count, ms', f1(idqs.startMs), '', f1(peer.startMs), '', `${(idqs.startMs / peer.startMs).toFixed(2)}x`]);
+  rows.push(['RSS after load, MB', f1(rssIdqs), '', f1(rssPeer), '', `${(rssIdqs / rssPeer).toFixed(2)}x`]);
+  process.stdout.write(rows.map((r) => `| ${r.join(' | ')} |`).join('\n').replace(/\n/, `\n|${rows[0]!.map(() => '---').join('|')}|\n`) + '\n');
+  if (bad > 0) process.stdout.write(`# ${bad} requests failed or answered non-2xx\n`);
+
+  const counts = CASES.filter((c) => c.path.endsWith('counts'));
+  const worstCountP50 = Math.max(...counts.map((c) => median(cells.get(`${idqs.name}|${c.name}|1`)!.p50)));
+  const worstCountRatio = Math.min(...counts.map((c) => median(cells.get(`${idqs.name}|${c.name}|8`)!.rps) / median(cells.get(`${peer.name}|${c.name}|8`)!.rps)));
+  const page = cells.get(`${idqs.name}|manifest, page of 100|1`)!;
+  const pageRatio = median(cells.get(`${idqs.name}|manifest, page of 100|8`)!.rps) / median(cells.get(`${peer.name}|manifest, page of 100|8`)!.rps);
+  const check = (ok: boolean, text: string) => process.stdout.write(`${ok ? 'met    ' : 'NOT MET'} ${text}\n`);
+  check(worstCountP50 <= 5, `counts p50 <= 5 ms for every filter at c1 (worst ${f1(worstCountP50)} ms)`);
+  check(worstCountRatio >= 20, `counts >= 20x the peer's req/s at c8 (worst ${worstCountRatio.toFixed(1)}x)`);
+  check(median(page.p50) <= 15, `manifest page of 100 p50 <= 15 ms (${f1(median(page.p50))} ms)`);
+  check(pageRatio >= 5, `manifest page of 100 >= 5x the peer at c8 (${pageRatio.toFixed(1)}x)`);
+  check(facetsIdqs <= 50, `facets of all attributes uncached p50 <= 50 ms (${f1(facetsIdqs)} ms)`);
+  check(rssIdqs <= 1.5 * rssPeer, `RSS after load <= 1.5x the peer's (${f1(rssIdqs)} vs ${f1(rssPeer)} MB)`);
+  check(idqs.startMs <= peer.startMs, `start to first count <= the peer's (${f1(idqs.startMs)} vs ${f1(peer.startMs)} ms)`);
+  for (const s of servers) s.proc.kill();
+}
+
+const started: ChildProcess[] = [];
+process.on('exit', () => {
+  for (const p of started) if (p.exitCode === null) p.kill();
+});
+
+main().catch((e) => {
+  process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,199 @@
+// The cohort index of an opened release: every filterable attribute of
+// `index` as dictionary codes or numbers, patients/studies/series as integer
+// ids, and the rows' manifest order, so a /v3 filter is answered in memory
+// (evaluate.ts) instead of by a scan in the engine. It extends the facet table
+// (facets/table.ts, the codes and numbers), adding column-major codes for fast
+// clause scans, the identifier dictionaries, the manifest order and the
+// whole release's totals. Built once per opened database, in the background
+// at start-up; IDQS_COHORT_INDEX=off leaves every answer to SQL.
+
+import { memo, type AppContext } from '../../context.ts';
+import { ATTRIBUTES } from '../../registry/attributes.ts';
+import { facetTable, type FacetTable, type RangeColumn, type TermColumn } from '../facets/table.ts';
+import { MANIFEST_ORDER } from '../manifest.ts';
+import { BUILD_QUERY_MS, entityDictionary, findString, rowDictionary, type SortedStrings } from './identifiers.ts';
+import { totalsOf, type Totals } from './totals.ts';
+
+/** A term attribute as one code per row (0 = missing) and the rows per code. */
+export interface CodedColumn {
+  kind: 'coded';
+  codes: Uint16Array | Uint32Array | Int32Array;
+  /** Rows holding each code. */
+  frequency: Int32Array;
+  /** The code of a filter value, or undefined when no row holds it. */
+  codeOf: (value: string) => number | undefined;
+  /** The value of each code 1.. (values[code - 1]); null for identifiers. */
+  values: string[] | null;
+}
+
+/** A range attribute: numbers, or for strings (dates) ranks into `column.sorted`. */
+export interface NumberColumn {
+  kind: 'number';
+  column: RangeColumn;
+}
+
+/** An identifier unique per row (SeriesInstanceUID): a value is at most one row. */
+export interface RowIdColumn {
+  kind: 'rows';
+  dict: SortedStrings;
+}
+
+export type IndexedColumn = CodedColumn | NumberColumn | RowIdColumn;
+
+export interface CohortIndex {
+  table: FacetTable;
+  rows: number;
+  /** The attributes the index can evaluate; a filter naming any other is answered by SQL. */
+  columns: Map<string, IndexedColumn>;
+  patients: Int32Array;
+  studies: Int32Array;
+  /** null: every row is its own series. */
+  series: Int32Array | null;
+  instances: Float64Array;
+  sizeMb: Float64Array;
+  /** Row positions in manifest order (null: the table's order is the manifest order). */
+  manifestOrder: Uint32Array | null;
+  /** Manifest rank of each position (null with manifestOrder). */
+  manifestRank: Uint32Array | null;
+  /** Engine rowid of each position. */
+  rowidOf: Int32Array;
+  /** Each entity's rows are adjacent in table order. */
+  adjacent: boolean;
+  /** Totals of the whole release. */
+  all: Totals;
+}
+
+function frequencies(codes: ArrayLike<number>, size: number): Int32Array {
+  const f = new Int32Array(size);
+  for (let r = 0; r < codes.length; r++) f[codes[r]!]!++;
+  return f;
+}
+
+function termColumn(t: FacetTable, c: TermColumn): CodedColumn {
+  const codes = t.codes instanceof Uint16Array ? new Uint16Array(t.rows) : new Uint32Array(t.rows);
+  for (let r = 0, i = c.slot; r < t.rows; r++, i += t.width) codes[r] = t.codes[i]!;
+  return { kind: 'coded', codes, frequency: frequencies(codes, t.slotSizes[c.slot]!), codeOf: (v) => c.codeOf.get(v), values: c.values };
+}
+
+function entityColumn(ids: Int32Array, dict: SortedStrings, find: (d: SortedStrings, v: string) => number): CodedColumn {
+  let max = 0;
+  for (let i = 0; i < dict.targets.length; i++) if (dict.targets[i]! > max) max = dict.targets[i]!;
+  return {
+    kind: 'coded',
+    codes: ids,
+    values: null,
+    frequency: frequencies(ids, max + 1),
+    codeOf: (v) => {
+      const i = find(dict, v);
+      return i < 0 ? undefined : dict.targets[i];
+    },
+  };
+}
+
+async function manifestOrderOf(ctx: AppContext, t: FacetTable): Promise<Uint32Array | null> {
+  const order = new Uint32Array(t.rows);
+  let i = 0;
+  let identity = true;
+  await ctx.engine.produce(
+    `SELECT rowid::INTEGER FROM "index" ORDER BY ${MANIFEST_ORDER}, rowid`,
+    [],
+    (chunk) => {
+      const v = chunk.getColumnVector(0);
+      for (let j = 0; j < chunk.rowCount; j++, i++) {
+        const p = t.positionOf[v.getItem(j) as number]!;
+        order[i] = p;
+        if (p !== i) identity = false;
+      }
+      return true;
+    },
+    { timeoutMs: BUILD_QUERY_MS },
+  );
+  return identity ? null : order;
+}
+
+async function buildIndex(ctx: AppContext): Promise<CohortIndex> {
+  const t = await facetTable(ctx);
+  const types = new Map((ctx.catalog.columns.get('index') ?? []).map((c) => [c.name, c.type]));
+  const patients = t.entities.patients.ids!;
+  const studies = t.entities.studies.ids!;
+  const series = t.entities.series.ids;
+  const seriesUnique = series === null;
+
+  const columns = new Map<string, IndexedColumn>();
+  for (const def of ATTRIBUTES) {
+    const c = t.columns.get(def.name);
+    // Only text columns: IN on another type casts the values, which the dictionary does not reproduce.
+    if (!c || (def.kind === 'term' && types.get(def.name) !== 'VARCHAR')) continue;
+    if (c.kind === 'term') columns.set(def.name, termColumn(t, c));
+    else if (c.kind === 'range') columns.set(def.name, { kind: 'number', column: c });
+    else if (def.name === 'PatientID' || def.name === 'StudyInstanceUID') {
+      const dict = await entityDictionary(ctx, def.name);
+      if (dict) columns.set(def.name, entityColumn(def.name === 'PatientID' ? patients : studies, dict, findString));
+    } else if (def.name === 'SeriesInstanceUID') {
+      const dict = seriesUnique ? await rowDictionary(ctx, def.name, t.positionOf) : await entityDictionary(ctx, def.name);
+      if (dict) columns.set(def.name, seriesUnique ? { kind: 'rows', dict } : entityColumn(series, dict, findString));
+    }
+    // Any other identifier stays with SQL.
+  }
+
+  const numbers = (name: string) => {
+    const c = t.columns.get(name);
+    return c?.kind === 'range' ? c.values : new Float64Array(t.rows).fill(NaN);
+  };
+  const manifestOrder = await manifestOrderOf(ctx, t);
+  let manifestRank: Uint32Array | null = null;
+  if (manifestOrder) {
+    manifestRank = new Uint32Array(t.rows);
+    for (let i = 0; i < t.rows; i++) manifestRank[manifestOrder[i]!] = i;
+  }
+  const rowidOf = new Int32Array(t.rows);
+  for (let rid = 0; rid < t.positionOf.length; rid++) {
+    const p = t.positionOf[rid]!;
+    if (p >= 0) rowidOf[p] = rid;
+  }
+  const ix: Omit<CohortIndex, 'all'> = {
+    table: t,
+    rows: t.rows,
+    adjacent: t.entities.patients.order === null && t.entities.studies.order === null && t.entities.series.order === null,
+    columns,
+    patients,
+    studies,
+    series,
+    instances: numbers('instanceCount'),
+    sizeMb: numbers('series_size_MB'),
+    manifestOrder,
+    manifestRank,
+    rowidOf,
+  };
+  const everyRow = new Uint32Array(t.rows);
+  for (let r = 0; r < t.rows; r++) everyRow[r] = r;
+  return { ...ix, all: totalsOf(ix, everyRow, t.rows) };
+}
+
+const ready = new WeakMap<AppContext, CohortIndex>();
+
+/** The cohort index of the opened release (built on first call), or null when the configuration turns it off. */
+export function cohortIndex(ctx: AppContext): Promise<CohortIndex | null> {
+  if (ctx.config.cohortIndex === 'off') return Promise.resolve(null);
+  return memo(ctx, 'cohort-index', async () => {
+    const ix = await buildIndex(ctx);
+    ready.set(ctx, ix);
+    return ix;
+  });
+}
+
+/**
+ * The index if it is built; else null, and its build is started: until it is
+ * ready, answers come from SQL, so start-up is not held back by the build.
+ */
+export function readyCohortIndex(ctx: AppContext): CohortIndex | null {
+  const ix = ready.get(ctx);
+  if (ix) return ix;
+  warmCohortIndex(ctx);
+  return null;
+}
+
+/** Start building the index in the background (a failure is reported by the first request that awaits it). */
+export function warmCohortIndex(ctx: AppContext): void {
+  cohortIndex(ctx).catch(() => {});
+}

@@ -1,0 +1,115 @@
+// One truth: thousands of random filters (every filterable attribute, term
+// lists with unknown values, values that exist only in another casing, empty
+// selections, ranges inside and outside the data, dates in both forms,
+// combinations of up to five attributes) answered by POST /v3/cohort/counts
+// from the in-memory cohort index, each compared with SQL written here, on
+// the test dataset and on the real release. Any difference fails.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { startServer, type TestServer } from './fixture.ts';
+import { filterArb, referenceCounts, sampleOf, type Filter, type Reference } from './cohort-index-support.ts';
+import { compileFilter } from '../src/core/filters/v3.ts';
+import { cohortIndex, readyCohortIndex } from '../src/core/services/cohort-index/build.ts';
+import { selectRows } from '../src/core/services/cohort-index/evaluate.ts';
+import { ATTRIBUTES } from '../src/core/registry/attributes.ts';
+import { defaultCacheDir } from '../src/config.ts';
+import { ensureRelease } from '../src/core/release/fetch.ts';
+import { parseSource } from '../src/core/release/sources.ts';
+
+// IDQS_PROPERTY_SCALE multiplies the draws for a deeper run (the default keeps the file near a minute on an idle machine).
+const SCALE = Number(process.env.IDQS_PROPERTY_SCALE ?? 1);
+if (!(SCALE >= 1)) throw new Error(`IDQS_PROPERTY_SCALE must be a number >= 1; got ${process.env.IDQS_PROPERTY_SCALE}`);
+const TEST_FILTERS = Math.round(2000 * SCALE);
+const REAL_FILTERS = Math.round(200 * SCALE);
+const PIN = JSON.parse(readFileSync(new URL('./real-release.json', import.meta.url), 'utf8')) as { release: string; source: string };
+const skipReal = process.env.IDQS_SKIP_REAL_DATA ? `IDQS_SKIP_REAL_DATA is set: the real release ${PIN.release} is skipped on purpose` : false;
+
+let s: TestServer;
+let off: TestServer;
+let real: TestServer | undefined;
+
+before(async () => {
+  s = await startServer();
+  off = await startServer({ cohortIndex: 'off' });
+});
+after(async () => {
+  await s?.close();
+  await off?.close();
+  await real?.close();
+});
+
+interface Answer {
+  patients: number;
+  studies: number;
+  series: number;
+  instances: number;
+  size_MB: number;
+}
+
+async function counts(server: TestServer, f: Filter): Promise<Answer> {
+  const r = await server.post('/v3/cohort/counts', f);
+  const body = (await r.json()) as Answer;
+  assert.equal(r.status, 200, `${JSON.stringify(f)}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+function same(got: Answer, want: Reference, f: Filter): void {
+  const where = JSON.stringify(f);
+  for (const k of ['patients', 'studies', 'series', 'instances'] as const) assert.equal(got[k], want[k], `${k} of ${where}`);
+  // The answer is rounded to 3 decimals; the engine's own floating sum may differ from it in its last bits.
+  assert.ok(Math.abs(got.size_MB - want.size_MB) <= 0.0005 + 1e-12 * Math.abs(want.size_MB), `size_MB of ${where}: ${got.size_MB} vs ${want.size_MB}`);
+}
+
+/** Draws the filters, checks the index evaluates every one of them itself, and compares each answer with SQL. */
+async function check(server: TestServer, n: number, seed: number, batch: number): Promise<{ nonEmpty: number; empty: number; kinds: Set<string> }> {
+  const ix = await cohortIndex(server.ctx);
+  assert.ok(ix && readyCohortIndex(server.ctx) === ix, 'the index is built and serves the counts');
+  const unique = await server.ctx.engine.one(`SELECT count(*) = count(DISTINCT SeriesInstanceUID) AS u FROM "index"`);
+  assert.equal(unique!.u, true, 'the reference counts series as rows');
+  const sample = await sampleOf(server.ctx);
+  const filters = fc.sample(filterArb(sample, 5), { numRuns: n, seed });
+  const want = await referenceCounts(server.ctx, filters, batch);
+  let nonEmpty = 0;
+  let empty = 0;
+  const kinds = new Set<string>();
+  for (let i = 0; i < filters.length; i++) {
+    const f = filters[i]!;
+    // Not a silent fallback: the index itself evaluates this filter.
+    const compiled = await compileFilter(server.ctx, f);
+    assert.notEqual(selectRows(ix, compiled.filters_applied), null, `the index cannot evaluate ${JSON.stringify(f)}`);
+    same(await counts(server, f), want[i]!, f);
+    if (want[i]!.series > 0) nonEmpty++;
+    else empty++;
+    for (const a of [...Object.keys(f.terms), ...Object.keys(f.ranges)]) kinds.add(a);
+  }
+  return { nonEmpty, empty, kinds };
+}
+
+test(`${TEST_FILTERS} random filters: the index's counts equal SQL on the test dataset`, async () => {
+  const { nonEmpty, empty, kinds } = await check(s, TEST_FILTERS, 22, 1);
+  // The draw is not degenerate: both outcomes occur, and every attribute the dataset holds was filtered.
+  assert.ok(nonEmpty >= TEST_FILTERS / 10 && empty >= TEST_FILTERS / 10, `${nonEmpty} non-empty, ${empty} empty cohorts`);
+  const held = new Set((s.ctx.catalog.columns.get('index') ?? []).map((c) => c.name));
+  assert.deepEqual([...kinds].sort(), ATTRIBUTES.map((a) => a.name).filter((a) => held.has(a)).sort());
+});
+
+test('with IDQS_COHORT_INDEX=off the same counts come from SQL', async () => {
+  assert.equal(await cohortIndex(off.ctx), null);
+  const sample = await sampleOf(s.ctx);
+  const filters = fc.sample(filterArb(sample, 3), { numRuns: 60, seed: 5 });
+  const want = await referenceCounts(s.ctx, filters, 1);
+  for (let i = 0; i < filters.length; i++) same(await counts(off, filters[i]!), want[i]!, filters[i]!);
+});
+
+test(`${REAL_FILTERS} random filters: the index's counts equal SQL on the real release`, { skip: skipReal }, async () => {
+  const rel = await ensureRelease({ release: PIN.release, source: parseSource(PIN.source), cacheDir: defaultCacheDir(), env: process.env });
+  real = await startServer({}, rel.db);
+  const whole = await counts(real, { terms: {}, ranges: {} });
+  const [all] = await referenceCounts(real.ctx, [{ terms: {}, ranges: {} }], 1);
+  same(whole, all!, { terms: {}, ranges: {} });
+  const { nonEmpty, empty } = await check(real, REAL_FILTERS, 2025, 10);
+  assert.ok(nonEmpty >= REAL_FILTERS / 10 && empty >= REAL_FILTERS / 10, `${nonEmpty} non-empty, ${empty} empty cohorts`);
+});
