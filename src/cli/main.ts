@@ -14,7 +14,9 @@ import { registerDownload } from '../download/command.ts';
 import { reportCoreError } from './errors.ts';
 import { fetchReporter } from './fetch-progress.ts';
 import { progressReporter } from './progress.ts';
-import { fleetWorkerId, isFleetWorker, runFleet, workerSignals } from './serve-workers.ts';
+import { EXIT_CUT, fleetWorkerId, isFleetWorker, reportSwept, runFleet, workerSignals } from './serve-workers.ts';
+import { sweepStaleWorkerTempDirs } from '../core/engine/worker-temp.ts';
+import { dieWithParent } from '../core/engine/parent-watch.ts';
 
 // The engine, the server and the generator are imported when a command needs
 // them, so client commands (idqs download) start fast and never load DuckDB.
@@ -152,6 +154,10 @@ releaseOptions(serve, true)
   .action(async (o: { port: number; host: string; db?: string; workers?: number } & ReleaseFlags) => {
     const cfg = loadConfig();
     const worker = isFleetWorker();
+    // A fleet worker dies with its primary, even one killed outright (see workerSignals).
+    if (worker) dieWithParent();
+    // Caller-SQL folders left by a server that was killed (its primary sweeps for a fleet).
+    else reportSwept(sweepStaleWorkerTempDirs());
     // The real file, not a link to it: a release switch that repoints the link reaches a server only when it restarts.
     const db = worker ? o.db! : realpathSync(await resolveDb(cfg, o.db, o));
     const workers = o.workers || cfg.workers || availableParallelism();
@@ -167,21 +173,28 @@ releaseOptions(serve, true)
     const who = worker ? ` (fleet worker ${fleetWorkerId()}, pid ${process.pid})` : '';
     process.stderr.write(`IDQS ${ctx.serverVersion} serving data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''} at ${address}${who} (explorer: ${address}/, docs: ${address}/v3/docs)\n`);
     // Graceful stop within IDQS_SHUTDOWN_S whatever the clients do; a second signal stops at once.
+    // Exit 0 when every request finished in time, else EXIT_CUT. The caller-SQL workers are killed
+    // and waited for before the process exits (and the kernel kills any left when it does).
     let stopping = false;
+    const hardExit = (code: number) => {
+      ctx.engine.sql.abandon();
+      process.exit(code);
+    };
     const stop = async (signal: string) => {
       if (stopping) return;
       stopping = true;
-      process.once('SIGINT', () => process.exit(130));
-      process.once('SIGTERM', () => process.exit(143));
+      process.once('SIGINT', () => hardExit(130));
+      process.once('SIGTERM', () => hardExit(143));
       const deadlineMs = cfg.shutdownS * 1000;
-      setTimeout(() => process.exit(0), deadlineMs + 2000).unref();
+      setTimeout(() => hardExit(EXIT_CUT), deadlineMs + 2000).unref();
       process.stderr.write(`${signal}: finishing in-flight requests${who} (at most ${cfg.shutdownS} s)\n`);
       const outcome = await drain(app, deadlineMs);
       ctx.engine.close();
-      process.stderr.write(outcome === 'clean' ? `stopped${who}\n` : `stopped${who}: requests still running at the deadline were cut\n`);
-      process.exit(0);
+      await ctx.engine.sql.stopped(1500);
+      process.stderr.write(outcome === 'clean' ? `stopped${who}\n` : `stopped${who}: requests still running at the deadline were cut (exit ${EXIT_CUT})\n`);
+      process.exit(outcome === 'clean' ? 0 : EXIT_CUT);
     };
-    if (worker) workerSignals((why) => void stop(why));
+    if (worker) workerSignals((why) => void stop(why), () => ctx.engine.sql.abandon());
     else process.once('SIGINT', () => void stop('SIGINT'));
     process.once('SIGTERM', () => void stop('SIGTERM'));
   });

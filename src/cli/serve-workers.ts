@@ -6,6 +6,7 @@
 // itself, run as cluster workers (see `workerSignals`).
 
 import cluster, { type Worker } from 'node:cluster';
+import { sweepStaleWorkerTempDirs } from '../core/engine/worker-temp.ts';
 
 export interface FleetOptions {
   /** Resolved database file (a real path: a later swap of a link does not reach running workers). */
@@ -17,6 +18,14 @@ export interface FleetOptions {
   shutdownS: number;
   /** Operator messages (stderr). */
   say?: (line: string) => void;
+}
+
+/** Exit status of a stop whose drain was not clean: requests were cut at the deadline (or a worker killed). */
+export const EXIT_CUT = 1;
+
+/** Say which caller-SQL folders of dead servers were removed. */
+export function reportSwept(dirs: string[], say: (line: string) => void = (line) => void process.stderr.write(`${line}\n`)): void {
+  if (dirs.length > 0) say(`removed ${dirs.length} temporary folder(s) left by caller-SQL workers of servers no longer running`);
 }
 
 /** The message the primary sends a worker to make it drain and exit. */
@@ -34,6 +43,8 @@ export function runFleet(o: FleetOptions): void {
   let failedStarts = 0;
   let announced = false;
   let stopping: 'drain' | 'give-up' | null = null;
+  /** Whether every worker that stopped during the drain stopped cleanly. */
+  let drainedClean = true;
 
   const start = (slot: number) => {
     const w = cluster.fork();
@@ -56,7 +67,10 @@ export function runFleet(o: FleetOptions): void {
     const slot = slots.get(w) ?? 0;
     slots.delete(w);
     const served = listening.delete(w);
+    // Its caller-SQL workers died with it (the kernel's parent-death signal); their folders go now.
+    reportSwept(sweepStaleWorkerTempDirs(), say);
     if (stopping) {
+      if (code !== 0) drainedClean = false;
       if (slots.size === 0) finish();
       return;
     }
@@ -67,15 +81,20 @@ export function runFleet(o: FleetOptions): void {
       return;
     }
     say(`worker ${slot} (pid ${w.process.pid}) ${how}; starting a replacement`);
-    // A short pause after failed starts, so a broken start does not spin.
-    setTimeout(() => start(slot), served ? 0 : 500 * failedStarts).unref();
+    // A short pause after failed starts, so a broken start does not spin. Not unref'd: with no
+    // worker alive, this timer is what keeps the primary running until the replacement starts.
+    setTimeout(() => start(slot), served ? 0 : 500 * failedStarts);
   });
 
   let deadline: NodeJS.Timeout | undefined;
   const finish = () => {
     clearTimeout(deadline);
-    say(stopping === 'give-up' ? 'fleet stopped: its workers cannot start' : 'fleet stopped');
-    process.exit(stopping === 'give-up' ? 1 : 0);
+    if (stopping === 'give-up') {
+      say('fleet stopped: its workers cannot start');
+      process.exit(1);
+    }
+    say(drainedClean ? 'fleet stopped' : `fleet stopped: requests still running at the deadline were cut (exit ${EXIT_CUT})`);
+    process.exit(drainedClean ? 0 : EXIT_CUT);
   };
 
   const stop = (why: 'drain' | 'give-up', signal?: string) => {
@@ -88,6 +107,7 @@ export function runFleet(o: FleetOptions): void {
     for (const w of slots.keys()) if (w.isConnected()) w.send(DRAIN_MESSAGE);
     // Each worker cuts its own requests at the deadline; this one catches a worker that cannot.
     deadline = setTimeout(() => {
+      drainedClean = false;
       for (const w of slots.keys()) w.process.kill('SIGKILL');
     }, o.shutdownS * 1000 + 3000);
     if (slots.size === 0) finish();
@@ -106,8 +126,16 @@ export function runFleet(o: FleetOptions): void {
  * In a fleet worker: drain when the primary says so. A terminal's Ctrl-C
  * reaches every process of the group; the primary decides, so a worker ignores
  * SIGINT (its own SIGTERM still drains it, and the primary replaces it).
+ * A worker never outlives its primary: when the IPC channel closes it kills
+ * its caller-SQL workers (`abandon`) and itself at once (node:cluster's own
+ * exit would wait for running queries); the watch thread started with the
+ * worker (`dieWithParent`) kills it even when its event loop is busy.
  */
-export function workerSignals(drainNow: (why: string) => void): void {
+export function workerSignals(drainNow: (why: string) => void, abandon: () => void): void {
+  process.prependOnceListener('disconnect', () => {
+    abandon();
+    process.kill(process.pid, 'SIGKILL');
+  });
   process.on('SIGINT', () => {});
   process.on('message', (m) => {
     if (m === DRAIN_MESSAGE) drainNow('fleet stop');
