@@ -14,7 +14,7 @@ import { registerDownload } from '../download/command.ts';
 import { reportCoreError } from './errors.ts';
 import { fetchReporter } from './fetch-progress.ts';
 import { progressReporter } from './progress.ts';
-import { EXIT_CUT, fleetWorkerId, isFleetWorker, reportSwept, runFleet, workerSignals } from './serve-workers.ts';
+import { EXIT_CUT, fleetWorkerId, isFleetWorker, reportStartFailure, reportSwept, runFleet, workerSignals } from './serve-workers.ts';
 import { sweepStaleWorkerTempDirs } from '../core/engine/worker-temp.ts';
 import { dieWithParent } from '../core/engine/parent-watch.ts';
 
@@ -373,6 +373,9 @@ program.parseAsync(process.argv).catch((e: unknown) => {
     process.stderr.write(`error: ${e.message}\n`);
     process.exit(2);
   }
-  process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exit(1);
+  const reason = e instanceof Error ? e.message : String(e);
+  process.stderr.write(`error: ${reason}\n`);
+  // A fleet worker that cannot start tells its primary why, so the primary's own exit can say it.
+  if (isFleetWorker() && process.connected) reportStartFailure(reason, () => process.exit(1));
+  else process.exit(1);
 });

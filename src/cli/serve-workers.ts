@@ -30,6 +30,13 @@ export function reportSwept(dirs: string[], say: (line: string) => void = (line)
 
 /** The message the primary sends a worker to make it drain and exit. */
 export const DRAIN_MESSAGE = 'idqs:drain';
+/** The message a worker that cannot start sends its primary, with the reason. */
+const START_FAILED = 'idqs:start-failed';
+
+/** In a fleet worker that cannot start: tell the primary why, then `done`. */
+export function reportStartFailure(reason: string, done: () => void): void {
+  process.send!({ t: START_FAILED, reason }, undefined, undefined, () => done());
+}
 
 /** A worker that dies before serving this many times in a row means it cannot start: give up. */
 const MAX_FAILED_STARTS = 3;
@@ -51,6 +58,12 @@ export function runFleet(o: FleetOptions): void {
     slots.set(w, slot);
   };
   const slots = new Map<Worker, number>();
+
+  /** Why the last worker that failed to start failed, in its own words. */
+  let lastFailure = '';
+  cluster.on('message', (_w, m: { t?: string; reason?: string }) => {
+    if (m?.t === START_FAILED && typeof m.reason === 'string') lastFailure = m.reason;
+  });
 
   cluster.on('listening', (w, address) => {
     listening.add(w);
@@ -75,12 +88,13 @@ export function runFleet(o: FleetOptions): void {
       return;
     }
     const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
+    const why = lastFailure ? `: ${lastFailure}` : '';
     if (!served && ++failedStarts >= MAX_FAILED_STARTS) {
-      say(`worker ${slot} (pid ${w.process.pid}) ${how} before serving, ${failedStarts} times in a row: giving up (see the errors above)`);
-      stop('give-up');
+      say(`worker ${slot} (pid ${w.process.pid}) could not start (${how}), ${failedStarts} times in a row: giving up${why}`);
+      stop('give-up', undefined, lastFailure);
       return;
     }
-    say(`worker ${slot} (pid ${w.process.pid}) ${how}; starting a replacement`);
+    say(served ? `worker ${slot} (pid ${w.process.pid}) ${how}; starting a replacement` : `worker ${slot} (pid ${w.process.pid}) could not start (${how})${why}; trying again`);
     // A short pause after failed starts, so a broken start does not spin. Not unref'd: with no
     // worker alive, this timer is what keeps the primary running until the replacement starts.
     setTimeout(() => start(slot), served ? 0 : 500 * failedStarts);
@@ -90,16 +104,18 @@ export function runFleet(o: FleetOptions): void {
   const finish = () => {
     clearTimeout(deadline);
     if (stopping === 'give-up') {
-      say('fleet stopped: its workers cannot start');
+      say(`fleet stopped: its workers cannot start${failure ? `: ${failure}` : ' (see the errors above)'}`);
       process.exit(1);
     }
     say(drainedClean ? 'fleet stopped' : `fleet stopped: requests still running at the deadline were cut (exit ${EXIT_CUT})`);
     process.exit(drainedClean ? 0 : EXIT_CUT);
   };
 
-  const stop = (why: 'drain' | 'give-up', signal?: string) => {
+  let failure = '';
+  const stop = (why: 'drain' | 'give-up', signal?: string, reason = '') => {
     if (stopping) return;
     stopping = why;
+    failure = reason;
     // A second signal stops everything at once.
     process.once('SIGINT', () => hardStop(130));
     process.once('SIGTERM', () => hardStop(143));
