@@ -61,6 +61,8 @@ for (const [name, make, reason] of [
       const last = r.err.trim().split('\n').at(-1)!;
       assert.match(last, reason, r.err);
       assert.doesNotMatch(r.err, /starting a replacement/, 'a worker that never served is not "replaced"');
+      // The default is a single process (issue 21, item 7): no fleet worker was started.
+      if (!workers) assert.doesNotMatch(r.err, /worker \d+ \(pid/, r.err);
     });
   }
 }

@@ -51,7 +51,7 @@ function port(v: string) {
 }
 function workersArg(v: string) {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 256) throw new InvalidArgumentError('workers must be an integer from 0 to 256 (0 or unset = one per core, 1 = a single process).');
+  if (!Number.isInteger(n) || n < 0 || n > 256) throw new InvalidArgumentError('workers must be an integer from 0 to 256 (1 or unset = a single process, 0 = one per core).');
   return n;
 }
 function integer(name: string) {
@@ -145,7 +145,7 @@ const serve = program
   .addOption(new Option('--port <port>', 'port to listen on').argParser(port).env('PORT').default(8000))
   .addOption(new Option('--host <host>', 'interface to bind').env('HOST').default('127.0.0.1'))
   .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)')
-  .addOption(new Option('--workers <n>', 'worker processes sharing the port, each with its own engine (default: one per core; 1 = a single process)').argParser(workersArg).env('IDQS_WORKERS'));
+  .addOption(new Option('--workers <n>', 'worker processes sharing the port, each with its own engine (default 1: a single process; 0 = one per core)').argParser(workersArg).env('IDQS_WORKERS'));
 releaseOptions(serve, true)
   .addHelpText(
     'after',
@@ -160,7 +160,8 @@ releaseOptions(serve, true)
     else reportSwept(sweepStaleWorkerTempDirs());
     // The real file, not a link to it: a release switch that repoints the link reaches a server only when it restarts.
     const db = worker ? o.db! : realpathSync(await resolveDb(cfg, o.db, o));
-    const workers = o.workers || cfg.workers || availableParallelism();
+    // One process unless asked: its engine already uses every core (docs/deploy.md has the figures).
+    const workers = (o.workers ?? cfg.workers) || availableParallelism();
     if (!worker && workers > 1) {
       runFleet({ db, port: o.port, host: o.host, workers, shutdownS: cfg.shutdownS });
       return;
