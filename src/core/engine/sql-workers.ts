@@ -73,6 +73,12 @@ const KILL_GRACE_MS = 1000;
 const WORKER_NICENESS = 10;
 /** Address space a worker needs besides its share (Node, the engine, thread stacks), bytes. */
 const BASE_DATA_BYTES = 320 * 1024 * 1024;
+/**
+ * Run from source (tests, development), the worker also loads tsx, whose module hooks run in a
+ * second V8 instance; from Node 22 on, that one's reservations need this much more address space
+ * (Node 24 fails to start under the production cap: "Failed to reserve virtual memory for CodeRange").
+ */
+const SOURCE_DATA_BYTES = Number(process.versions.node.split('.')[0]) >= 22 ? 768 * 1024 * 1024 : 0;
 const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => existsSync(p)) ?? null;
 const NICE = ['/usr/bin/nice', '/bin/nice'].find((p) => existsSync(p)) ?? null;
 /** util-linux, like prlimit: sets the parent-death signal, which survives the exec of prlimit and Node. */
@@ -154,7 +160,7 @@ export class SqlWorkers {
     ];
     // Limits are set before Node starts, so every thread the engine creates inherits them.
     const argv = [process.execPath, ...node];
-    if (PRLIMIT) argv.unshift(PRLIMIT, `--data=${this.shareBytes + BASE_DATA_BYTES}`, '--');
+    if (PRLIMIT) argv.unshift(PRLIMIT, `--data=${this.shareBytes + BASE_DATA_BYTES + (fromSource ? SOURCE_DATA_BYTES : 0)}`, '--');
     // Each of these execs the next, so the worker keeps the pid spawn gave it and the server stays its parent.
     if (SETPRIV) argv.unshift(SETPRIV, '--pdeathsig', 'KILL');
     if (NICE) argv.unshift(NICE, '-n', String(WORKER_NICENESS));
