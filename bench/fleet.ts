@@ -8,7 +8,8 @@
 // >= 1.7x one worker on a 2-core machine. Sized as docs/deploy.md says
 // (workers x engine threads = cores), so each worker has IDQS_THREADS=1; the
 // same pair is then measured with the engine's default 2 threads, where one
-// worker's engine already uses both cores.
+// worker's engine already uses both cores. Also the start-up time and idle memory
+// of each server's whole process tree, which chose the default of one worker.
 // Options: --scale S (default 0.1), --duration SECONDS per load (default 6), --rounds N (default 2).
 
 import autocannon from 'autocannon';
@@ -36,6 +37,16 @@ function cpuSeconds(pid: number): number {
   const kids = `/proc/${pid}/task/${pid}/children`;
   if (existsSync(kids)) for (const c of readFileSync(kids, 'utf8').trim().split(/\s+/).filter(Boolean)) s += cpuSeconds(Number(c));
   return s;
+}
+
+/** Resident memory of a process and its descendants, MB (Linux /proc; 0 elsewhere). */
+function treeRssMb(pid: number): number {
+  const status = `/proc/${pid}/status`;
+  if (!existsSync(status)) return 0;
+  let kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(status, 'utf8'))?.[1] ?? 0);
+  const kids = `/proc/${pid}/task/${pid}/children`;
+  if (existsSync(kids)) for (const c of readFileSync(kids, 'utf8').trim().split(/\s+/).filter(Boolean)) kb += treeRssMb(Number(c)) * 1024;
+  return kb / 1024;
 }
 
 interface Figures {
@@ -76,10 +87,14 @@ async function main() {
   const env = { IDQS_SHUTDOWN_S: '2', IDQS_THREADS: '1' };
   const pair = async (threads: string) => {
     const results = { one: { version: [] as Figures[], counts: [] as Figures[] }, two: { version: [] as Figures[], counts: [] as Figures[] } };
+    const idle = { one: [] as { start: number; rss: number }[], two: [] as { start: number; rss: number }[] };
     for (let round = 0; round < rounds; round++) {
       for (const workers of [1, 2]) {
         const s = await spawnServer(db, { ...env, IDQS_THREADS: threads, IDQS_WORKERS: String(workers) });
         try {
+          // Idle memory of the whole tree (primary, HTTP workers, the warm caller-SQL worker), once settled.
+          await new Promise((r) => setTimeout(r, 1500));
+          (workers === 1 ? idle.one : idle.two).push({ start: s.startSeconds, rss: treeRssMb(s.proc.pid!) });
           const m = await measure(s.base, [s.proc.pid!]);
           const r = workers === 1 ? results.one : results.two;
           r.version.push(m.version);
@@ -91,9 +106,10 @@ async function main() {
         }
       }
     }
+    const avg = (xs: { start: number; rss: number }[]) => ({ start: xs.reduce((a, x) => a + x.start, 0) / xs.length, rss: xs.reduce((a, x) => a + x.rss, 0) / xs.length });
     return {
-      one: { version: mean(results.one.version), counts: mean(results.one.counts) },
-      two: { version: mean(results.two.version), counts: mean(results.two.counts) },
+      one: { version: mean(results.one.version), counts: mean(results.one.counts), idle: avg(idle.one) },
+      two: { version: mean(results.two.version), counts: mean(results.two.counts), idle: avg(idle.two) },
     };
   };
   const sized = await pair('1');
@@ -132,6 +148,9 @@ async function main() {
   console.log(`\ncounts throughput, 2 workers / 1 worker (1 engine thread each): ${ratio.toFixed(2)}x (target >= 1.7x: ${ratio >= 1.7 ? 'met' : 'missed'})`);
   console.log(`counts throughput, 2 workers / 1 worker (default 2 engine threads each): ${(defaults.two.counts.rps / defaults.one.counts.rps).toFixed(2)}x`);
   console.log(`/v3/version throughput, 2 workers / 1 worker: ${(sized.two.version.rps / sized.one.version.rps).toFixed(2)}x (the load generator shares the 2 cores)`);
+  for (const [name, p] of [['IDQS_THREADS=1', sized], ['IDQS_THREADS=2 (default)', defaults]] as const) {
+    console.log(`start-up to /v3/health and idle memory of the process tree, ${name}: 1 worker ${p.one.idle.start.toFixed(1)} s, ${Math.round(p.one.idle.rss)} MB; 2 workers ${p.two.idle.start.toFixed(1)} s, ${Math.round(p.two.idle.rss)} MB`);
+  }
   console.log(`one worker already keeps ${(sized.one.counts.cores ?? 0).toFixed(2)} of ${availableParallelism()} cores busy on counts: its engine runs concurrent queries on several threads, so more workers add throughput only where the JavaScript side is the limit`);
 }
 

@@ -40,8 +40,9 @@ export async function freePort(): Promise<number> {
 }
 
 /** `idqs serve --db DB` on a free port, with extra environment; resolves once it serves. */
-export async function spawnServer(db: string, env: Record<string, string> = {}): Promise<{ base: string; proc: ChildProcess }> {
+export async function spawnServer(db: string, env: Record<string, string> = {}): Promise<{ base: string; proc: ChildProcess; startSeconds: number }> {
   const port = await freePort();
+  const t0 = performance.now();
   const base = `http://127.0.0.1:${port}`;
   const proc = spawn(process.execPath, [join(root, 'bin/idqs.cjs'), 'serve', '--db', db, '--port', String(port)], {
     env: { ...process.env, IDQS_LOG_LEVEL: 'warn', IDQS_WORKERS: '1', ...env },
@@ -59,5 +60,5 @@ export async function spawnServer(db: string, env: Record<string, string> = {}):
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { base, proc };
+  return { base, proc, startSeconds: (performance.now() - t0) / 1000 };
 }

@@ -97,7 +97,7 @@ export interface Config {
   v2CacheMb: number;
   /** Extra secret mixed into the signing key of /v2 page tokens (same value on every replica). */
   tokenSecret: string;
-  /** idqs serve: worker processes sharing its port; 0 = one per core. */
+  /** idqs serve: worker processes sharing its port; 1 = a single process (the default), 0 = one per core. */
   workers: number;
 }
 
@@ -209,7 +209,7 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_V2_PARKED: { key: 'v2Parked', schema: int(32, 0, 10_000), doc: 'pages parked at once (503 `busy` beyond)' },
   IDQS_V2_CACHE_MB: { key: 'v2CacheMb', schema: int(512, 0), doc: 'memory for `/v2` manifests being paged; `0` disables' },
   IDQS_TOKEN_SECRET: { key: 'tokenSecret', schema: Type.String({ default: '' }), doc: 'secret in the signing key of `/v2` page tokens (unset: a random one kept in the cache folder)' },
-  IDQS_WORKERS: { key: 'workers', schema: int(0, 0, 256), doc: '`idqs serve` worker processes sharing one port (`0` = one per core, `1` = a single process)' },
+  IDQS_WORKERS: { key: 'workers', schema: int(1, 0, 256), doc: '`idqs serve` worker processes sharing one port (`1` = a single process, the default, see docs/deploy.md; `0` = one per core)' },
 };
 
 /** IDQS_* variables read by other parts (the downloader, tests, benchmarks, release sources), not settings of the service. */

@@ -15,7 +15,9 @@ import { registerResolve } from './resolve.ts';
 import { reportCoreError } from './errors.ts';
 import { fetchReporter } from './fetch-progress.ts';
 import { progressReporter } from './progress.ts';
-import { announceBanner, fleetWorkerId, isFleetWorker, runFleet, workerSignals } from './serve-workers.ts';
+import { announceBanner, EXIT_CUT, fleetWorkerId, isFleetWorker, reportStartFailure, reportSwept, runFleet, workerSignals } from './serve-workers.ts';
+import { sweepStaleWorkerTempDirs } from '../core/engine/worker-temp.ts';
+import { dieWithParent } from '../core/engine/parent-watch.ts';
 
 // The engine, the server and the generator are imported when a command needs
 // them, so client commands (idqs download) start fast and never load DuckDB.
@@ -50,7 +52,7 @@ function port(v: string) {
 }
 function workersArg(v: string) {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 256) throw new InvalidArgumentError('workers must be an integer from 0 to 256 (0 or unset = one per core, 1 = a single process).');
+  if (!Number.isInteger(n) || n < 0 || n > 256) throw new InvalidArgumentError('workers must be an integer from 0 to 256 (1 or unset = a single process, 0 = one per core).');
   return n;
 }
 function integer(name: string) {
@@ -148,7 +150,7 @@ const serve = program
   .addOption(new Option('--port <port>', 'port to listen on').argParser(port).env('PORT').default(8000))
   .addOption(new Option('--host <host>', 'interface to bind').env('HOST').default('127.0.0.1'))
   .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)')
-  .addOption(new Option('--workers <n>', 'worker processes sharing the port, each with its own engine (default: one per core; 1 = a single process)').argParser(workersArg).env('IDQS_WORKERS'));
+  .addOption(new Option('--workers <n>', 'worker processes sharing the port, each with its own engine (default 1: a single process; 0 = one per core)').argParser(workersArg).env('IDQS_WORKERS'));
 releaseOptions(serve, true)
   .addHelpText(
     'after',
@@ -158,9 +160,14 @@ releaseOptions(serve, true)
     // The flags win: where it listens decides the absolute URLs it falls back to and its DNS-rebinding guard.
     const cfg: Config = { ...loadConfig(), host: o.host, port: o.port };
     const worker = isFleetWorker();
+    // A fleet worker dies with its primary, even one killed outright (see workerSignals).
+    if (worker) dieWithParent();
+    // Caller-SQL folders left by a server that was killed (its primary sweeps for a fleet).
+    else reportSwept(sweepStaleWorkerTempDirs());
     // The real file, not a link to it: a release switch that repoints the link reaches a server only when it restarts.
     const db = worker ? o.db! : realpathSync(await resolveDb(cfg, o.db, o));
-    const workers = o.workers || cfg.workers || availableParallelism();
+    // One process unless asked: its engine already uses every core (docs/deploy.md has the figures).
+    const workers = (o.workers ?? cfg.workers) || availableParallelism();
     if (!worker && workers > 1) {
       runFleet({ db, port: o.port, host: o.host, workers, shutdownS: cfg.shutdownS });
       return;
@@ -177,21 +184,28 @@ releaseOptions(serve, true)
     if (worker) announceBanner(banner);
     else process.stderr.write(`${banner}\n`);
     // Graceful stop within IDQS_SHUTDOWN_S whatever the clients do; a second signal stops at once.
+    // Exit 0 when every request finished in time, else EXIT_CUT. The caller-SQL workers are killed
+    // and waited for before the process exits (and the kernel kills any left when it does).
     let stopping = false;
+    const hardExit = (code: number) => {
+      ctx.engine.sql.abandon();
+      process.exit(code);
+    };
     const stop = async (signal: string) => {
       if (stopping) return;
       stopping = true;
-      process.once('SIGINT', () => process.exit(130));
-      process.once('SIGTERM', () => process.exit(143));
+      process.once('SIGINT', () => hardExit(130));
+      process.once('SIGTERM', () => hardExit(143));
       const deadlineMs = cfg.shutdownS * 1000;
-      setTimeout(() => process.exit(0), deadlineMs + 2000).unref();
+      setTimeout(() => hardExit(EXIT_CUT), deadlineMs + 2000).unref();
       process.stderr.write(`${signal}: finishing in-flight requests${who} (at most ${cfg.shutdownS} s)\n`);
       const outcome = await drain(app, deadlineMs);
       ctx.engine.close();
-      process.stderr.write(outcome === 'clean' ? `stopped${who}\n` : `stopped${who}: requests still running at the deadline were cut\n`);
-      process.exit(0);
+      await ctx.engine.sql.stopped(1500);
+      process.stderr.write(outcome === 'clean' ? `stopped${who}\n` : `stopped${who}: requests still running at the deadline were cut (exit ${EXIT_CUT})\n`);
+      process.exit(outcome === 'clean' ? 0 : EXIT_CUT);
     };
-    if (worker) workerSignals((why) => void stop(why));
+    if (worker) workerSignals((why) => void stop(why), () => ctx.engine.sql.abandon());
     else process.once('SIGINT', () => void stop('SIGINT'));
     process.once('SIGTERM', () => void stop('SIGTERM'));
   });
@@ -377,6 +391,9 @@ program.parseAsync(process.argv).catch((e: unknown) => {
     process.stderr.write(`error: ${e.message}\n`);
     process.exit(2);
   }
-  process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exit(1);
+  const reason = e instanceof Error ? e.message : String(e);
+  process.stderr.write(`error: ${reason}\n`);
+  // A fleet worker that cannot start tells its primary why, so the primary's own exit can say it.
+  if (isFleetWorker() && process.connected) reportStartFailure(reason, () => process.exit(1));
+  else process.exit(1);
 });

@@ -6,6 +6,7 @@
 // itself, run as cluster workers (see `workerSignals`).
 
 import cluster, { type Worker } from 'node:cluster';
+import { sweepStaleWorkerTempDirs } from '../core/engine/worker-temp.ts';
 
 export interface FleetOptions {
   /** Resolved database file (a real path: a later swap of a link does not reach running workers). */
@@ -19,8 +20,23 @@ export interface FleetOptions {
   say?: (line: string) => void;
 }
 
+/** Exit status of a stop whose drain was not clean: requests were cut at the deadline (or a worker killed). */
+export const EXIT_CUT = 1;
+
+/** Say which caller-SQL folders of dead servers were removed. */
+export function reportSwept(dirs: string[], say: (line: string) => void = (line) => void process.stderr.write(`${line}\n`)): void {
+  if (dirs.length > 0) say(`removed ${dirs.length} temporary folder(s) left by caller-SQL workers of servers no longer running`);
+}
+
 /** The message the primary sends a worker to make it drain and exit. */
 export const DRAIN_MESSAGE = 'idqs:drain';
+/** The message a worker that cannot start sends its primary, with the reason. */
+const START_FAILED = 'idqs:start-failed';
+
+/** In a fleet worker that cannot start: tell the primary why, then `done`. */
+export function reportStartFailure(reason: string, done: () => void): void {
+  process.send!({ t: START_FAILED, reason }, undefined, undefined, () => done());
+}
 
 /** A worker that dies before serving this many times in a row means it cannot start: give up. */
 const MAX_FAILED_STARTS = 3;
@@ -34,12 +50,20 @@ export function runFleet(o: FleetOptions): void {
   let failedStarts = 0;
   let announced = false;
   let stopping: 'drain' | 'give-up' | null = null;
+  /** Whether every worker that stopped during the drain stopped cleanly. */
+  let drainedClean = true;
 
   const start = (slot: number) => {
     const w = cluster.fork();
     slots.set(w, slot);
   };
   const slots = new Map<Worker, number>();
+
+  /** Why the last worker that failed to start failed, in its own words. */
+  let lastFailure = '';
+  cluster.on('message', (_w, m: { t?: string; reason?: string }) => {
+    if (m?.t === START_FAILED && typeof m.reason === 'string') lastFailure = m.reason;
+  });
 
   cluster.on('listening', (w, address) => {
     listening.add(w);
@@ -69,31 +93,42 @@ export function runFleet(o: FleetOptions): void {
     const slot = slots.get(w) ?? 0;
     slots.delete(w);
     const served = listening.delete(w);
+    // Its caller-SQL workers died with it (the kernel's parent-death signal); their folders go now.
+    reportSwept(sweepStaleWorkerTempDirs(), say);
     if (stopping) {
+      if (code !== 0) drainedClean = false;
       if (slots.size === 0) finish();
       return;
     }
     const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
+    const why = lastFailure ? `: ${lastFailure}` : '';
     if (!served && ++failedStarts >= MAX_FAILED_STARTS) {
-      say(`worker ${slot} (pid ${w.process.pid}) ${how} before serving, ${failedStarts} times in a row: giving up (see the errors above)`);
-      stop('give-up');
+      say(`worker ${slot} (pid ${w.process.pid}) could not start (${how}), ${failedStarts} times in a row: giving up${why}`);
+      stop('give-up', undefined, lastFailure);
       return;
     }
-    say(`worker ${slot} (pid ${w.process.pid}) ${how}; starting a replacement`);
-    // A short pause after failed starts, so a broken start does not spin.
-    setTimeout(() => start(slot), served ? 0 : 500 * failedStarts).unref();
+    say(served ? `worker ${slot} (pid ${w.process.pid}) ${how}; starting a replacement` : `worker ${slot} (pid ${w.process.pid}) could not start (${how})${why}; trying again`);
+    // A short pause after failed starts, so a broken start does not spin. Not unref'd: with no
+    // worker alive, this timer is what keeps the primary running until the replacement starts.
+    setTimeout(() => start(slot), served ? 0 : 500 * failedStarts);
   });
 
   let deadline: NodeJS.Timeout | undefined;
   const finish = () => {
     clearTimeout(deadline);
-    say(stopping === 'give-up' ? 'fleet stopped: its workers cannot start' : 'fleet stopped');
-    process.exit(stopping === 'give-up' ? 1 : 0);
+    if (stopping === 'give-up') {
+      say(`fleet stopped: its workers cannot start${failure ? `: ${failure}` : ' (see the errors above)'}`);
+      process.exit(1);
+    }
+    say(drainedClean ? 'fleet stopped' : `fleet stopped: requests still running at the deadline were cut (exit ${EXIT_CUT})`);
+    process.exit(drainedClean ? 0 : EXIT_CUT);
   };
 
-  const stop = (why: 'drain' | 'give-up', signal?: string) => {
+  let failure = '';
+  const stop = (why: 'drain' | 'give-up', signal?: string, reason = '') => {
     if (stopping) return;
     stopping = why;
+    failure = reason;
     // A second signal stops everything at once.
     process.once('SIGINT', () => hardStop(130));
     process.once('SIGTERM', () => hardStop(143));
@@ -101,6 +136,7 @@ export function runFleet(o: FleetOptions): void {
     for (const w of slots.keys()) if (w.isConnected()) w.send(DRAIN_MESSAGE);
     // Each worker cuts its own requests at the deadline; this one catches a worker that cannot.
     deadline = setTimeout(() => {
+      drainedClean = false;
       for (const w of slots.keys()) w.process.kill('SIGKILL');
     }, o.shutdownS * 1000 + 3000);
     if (slots.size === 0) finish();
@@ -119,8 +155,16 @@ export function runFleet(o: FleetOptions): void {
  * In a fleet worker: drain when the primary says so. A terminal's Ctrl-C
  * reaches every process of the group; the primary decides, so a worker ignores
  * SIGINT (its own SIGTERM still drains it, and the primary replaces it).
+ * A worker never outlives its primary: when the IPC channel closes it kills
+ * its caller-SQL workers (`abandon`) and itself at once (node:cluster's own
+ * exit would wait for running queries); the watch thread started with the
+ * worker (`dieWithParent`) kills it even when its event loop is busy.
  */
-export function workerSignals(drainNow: (why: string) => void): void {
+export function workerSignals(drainNow: (why: string) => void, abandon: () => void): void {
+  process.prependOnceListener('disconnect', () => {
+    abandon();
+    process.kill(process.pid, 'SIGKILL');
+  });
   process.on('SIGINT', () => {});
   process.on('message', (m) => {
     if (m === DRAIN_MESSAGE) drainNow('fleet stop');

@@ -12,6 +12,8 @@ import { SERVER_FAULT, checkSyntaxTree, redactPaths } from './sql-sandbox.ts';
 import { jsonConverter } from './json.ts';
 import { READ_ONLY_MESSAGE } from './guard.ts';
 import { hardenedConfig } from './hardened-config.ts';
+import { dieWithParent } from './parent-watch.ts';
+import { rmSync } from 'node:fs';
 
 export interface WorkerSetup {
   path: string;
@@ -21,6 +23,10 @@ export interface WorkerSetup {
   tempDirSize: string;
   /** Absolute paths no message may show. */
   secrets: string[];
+  /** The server's pid: a worker whose parent is another process was orphaned before it started. */
+  parentPid: number;
+  /** Whether the kernel kills this worker when the server dies (setpriv --pdeathsig); else a thread watches. */
+  kernelWatch: boolean;
 }
 
 export type ToWorker = { t: 'run'; id: number; sql: string; maxRows: number; maxBytes: number } | { t: 'cancel'; id: number };
@@ -44,8 +50,21 @@ function send(m: FromWorker): void {
   process.send?.(m);
 }
 
+/** Stop now, whatever the engine is doing: a normal exit would wait for a running query. */
+function die(setup: WorkerSetup): never {
+  rmSync(setup.tempDir, { recursive: true, force: true });
+  process.kill(process.pid, 'SIGKILL');
+  throw new Error('unreachable');
+}
+
 async function main(): Promise<void> {
   const setup = JSON.parse(process.argv[2] ?? '{}') as WorkerSetup;
+  // The kernel's watch covers a server dying from now on; one that died before it was set is seen here.
+  if (setup.kernelWatch) {
+    if (process.ppid !== setup.parentPid) die(setup);
+  } else dieWithParent(setup.parentPid);
+  // The server is gone or let go of us: nothing to answer to.
+  process.on('disconnect', () => die(setup));
   // Paths first: once external access is disabled they can no longer be set.
   const instance = await DuckDBInstance.create(setup.path, {
     temp_directory: setup.tempDir,
@@ -79,8 +98,6 @@ async function main(): Promise<void> {
       (e: unknown) => send(errorMessage(m.id, e, setup, cancelled)),
     ).finally(() => (running = null));
   });
-  // The server is gone: nothing to answer to.
-  process.on('disconnect', () => process.exit(0));
   send({ t: 'ready' });
 }
 

@@ -9,10 +9,17 @@
 // so a retry finds the slot. A worker that dies is
 // replaced on next use; warm workers are reused. Workers start on first use,
 // and one idle for IDQS_SQL_IDLE_S is stopped, so an idle server holds none.
+//
+// A worker never outlives its server: the kernel sends it SIGKILL when the
+// server dies, however it dies (setpriv --pdeathsig; without setpriv, a thread
+// of the worker watches for its parent's death, ./parent-watch.ts), and it
+// kills itself when its IPC channel closes. Its temporary folder is removed
+// when it exits; those left by a server that was killed are removed at the
+// next start-up (./worker-temp.ts).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +29,7 @@ import { Pool, type BudgetStats } from './budget.ts';
 import { DeadlineReached, currentWork, deadline, outsideWork } from './work.ts';
 import type { FromWorker, WorkerResult, WorkerSetup } from './sql-worker.ts';
 import type { JsonValue } from './json.ts';
+import { makeWorkerTempDir } from './worker-temp.ts';
 
 export interface SqlWorkersOptions {
   path: string;
@@ -68,8 +76,16 @@ const KILL_GRACE_MS = 1000;
 const WORKER_NICENESS = 10;
 /** Address space a worker needs besides its share (Node, the engine, thread stacks), bytes. */
 const BASE_DATA_BYTES = 320 * 1024 * 1024;
+/**
+ * Run from source (tests, development), the worker also loads tsx, whose module hooks run in a
+ * second V8 instance; from Node 22 on, that one's reservations need this much more address space
+ * (Node 24 fails to start under the production cap: "Failed to reserve virtual memory for CodeRange").
+ */
+const SOURCE_DATA_BYTES = Number(process.versions.node.split('.')[0]) >= 22 ? 768 * 1024 * 1024 : 0;
 const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => existsSync(p)) ?? null;
 const NICE = ['/usr/bin/nice', '/bin/nice'].find((p) => existsSync(p)) ?? null;
+/** util-linux, like prlimit: sets the parent-death signal, which survives the exec of prlimit and Node. */
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p)) ?? null;
 
 interface Job {
   id: number;
@@ -105,6 +121,8 @@ export class SqlWorkers {
   private closed = false;
   private restarts = 0;
   private readonly shareBytes: number;
+  /** Every worker process not yet seen to exit, with its exit. */
+  private readonly live = new Map<ChildProcess, Promise<void>>();
 
   constructor(private readonly o: SqlWorkersOptions) {
     const workers: Worker[] = Array.from({ length: o.workers }, (_, index) => ({ index, proc: null, ready: null, tempDir: null, job: null, killed: false, idleStop: false, idleTimer: null, stderr: '' }));
@@ -127,7 +145,7 @@ export class SqlWorkers {
     const here = fileURLToPath(import.meta.url);
     const fromSource = here.endsWith('.ts');
     const entry = join(dirname(here), `sql-worker.${fromSource ? 'ts' : 'js'}`);
-    w.tempDir = mkdtempSync(join(tmpdir(), `idqs-sql-${process.pid}-${w.index}-`));
+    w.tempDir = makeWorkerTempDir(w.index);
     const mb = (b: number) => Math.max(16, Math.floor(b / (1024 * 1024)));
     const setup: WorkerSetup = {
       path: this.o.path,
@@ -137,6 +155,8 @@ export class SqlWorkers {
       tempDir: w.tempDir,
       tempDirSize: this.o.tempDirSize,
       secrets: [dirname(this.o.path), this.o.path, w.tempDir, tmpdir(), homedir(), process.cwd()],
+      parentPid: process.pid,
+      kernelWatch: SETPRIV !== null,
     };
     const node = [
       ...(fromSource ? ['--import', import.meta.resolve('tsx')] : []),
@@ -146,7 +166,9 @@ export class SqlWorkers {
     ];
     // Limits are set before Node starts, so every thread the engine creates inherits them.
     const argv = [process.execPath, ...node];
-    if (PRLIMIT) argv.unshift(PRLIMIT, `--data=${this.shareBytes + BASE_DATA_BYTES}`, '--');
+    if (PRLIMIT) argv.unshift(PRLIMIT, `--data=${this.shareBytes + BASE_DATA_BYTES + (fromSource ? SOURCE_DATA_BYTES : 0)}`, '--');
+    // Each of these execs the next, so the worker keeps the pid spawn gave it and the server stays its parent.
+    if (SETPRIV) argv.unshift(SETPRIV, '--pdeathsig', 'KILL');
     if (NICE) argv.unshift(NICE, '-n', String(WORKER_NICENESS));
     return { command: argv[0]!, args: argv.slice(1), setup };
   }
@@ -168,6 +190,7 @@ export class SqlWorkers {
       }),
     );
     w.proc = proc;
+    this.live.set(proc, new Promise<void>((resolve) => proc.once('exit', () => resolve())).finally(() => this.live.delete(proc)));
     proc.stderr?.setEncoding('utf8');
     proc.stderr?.on('data', (d: string) => (w.stderr = (w.stderr + d).slice(-4000)));
     w.ready = new Promise<void>((resolve, reject) => {
@@ -329,18 +352,37 @@ export class SqlWorkers {
     return { ...this.pool.stats(), restarts: this.restarts, running: this.pool.all().filter((w) => w.proc !== null).length };
   }
 
-  /** Stop every worker (running queries are answered as cancelled). */
+  /** Stop every worker (running queries are answered as cancelled); `stopped` says when they are gone. */
   close(): void {
     this.closed = true;
     this.pool.close();
+    for (const w of this.pool.all()) w.job?.finish(null, cancelled('The engine is closed: the service is shutting down.'));
+    this.abandon();
+  }
+
+  /**
+   * Kill every worker process at once and remove its folder, touching no engine: safe when the
+   * server itself is about to be killed (its fleet's primary is gone).
+   */
+  abandon(): void {
     for (const w of this.pool.all()) {
       if (w.idleTimer) clearTimeout(w.idleTimer);
-      w.job?.finish(null, cancelled('The engine is closed: the service is shutting down.'));
       if (w.proc) {
         w.killed = true;
         w.proc.kill('SIGKILL');
       }
       if (w.tempDir) rmSync(w.tempDir, { recursive: true, force: true });
+    }
+  }
+
+  /** Resolves true once every worker process has exited, false when some still run after `ms`. */
+  async stopped(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    try {
+      return await Promise.race([Promise.all(this.live.values()).then(() => true as const), late]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 }
