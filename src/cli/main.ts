@@ -8,6 +8,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { onCacheLockEvent } from '../core/cache-lock.ts';
 import { IdqsError } from '../core/errors.ts';
 import { applyLimit, restLimits } from '../contract/limits.ts';
 import { registerDownload } from '../download/command.ts';
@@ -129,6 +130,16 @@ function releaseOptions(cmd: Command, withEnv: boolean): Command {
     .addOption(withEnv ? src.env('IDQS_RELEASE_SOURCE') : src)
     .option('--mirror <url>', 'base URL replacing the public one of --source (an air-gapped mirror in the same layout)');
 }
+
+// Another process writing the same cache entry: say whom we wait for, or that we take its work over.
+onCacheLockEvent((e) => {
+  const who = e.owner ? `process ${e.owner.pid}${e.owner.host ? ` on ${e.owner.host}` : ''} (${e.owner.what}, since ${e.owner.since})` : 'another process';
+  process.stderr.write(
+    e.kind === 'wait'
+      ? `waiting for ${who} to finish ${e.target}${e.waitedS > 0 ? ` (${e.waitedS} s so far)` : ''}\n`
+      : `${who} stopped without finishing ${e.target}: taking its work over\n`,
+  );
+});
 
 const program = new Command();
 program
