@@ -4,6 +4,7 @@
 // assets (<tag>/<file>), and a package index (PEP 691 JSON or PEP 503 HTML)
 // with a real wheel (zip with RECORD). Faults for the tests: drop the
 // connection mid-file once, serve a wrong sha256, leave a file out, send a file slowly.
+// The latest release is also reachable as the bucket's current/ and the assets' latest/.
 
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync, copyFileSync, existsSync } from 'node:fs';
@@ -96,7 +97,8 @@ export async function startReleaseServer(root: string): Promise<ReleaseServer> {
   const wheelPath = join(root, 'pypi', 'files', WHEEL);
   const server = http.createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
-    const path = u.pathname;
+    // The latest release under the names the real sources give it: the bucket's current/, the assets' latest/.
+    const path = u.pathname.replace(/^\/gcs\/current\//, `/gcs/${TAG}/`).replace(/^\/github\/latest\//, `/github/${TAG}/`);
     state.requests.push({ path: `${path}${u.search}`, range: req.headers.range });
     if (state.hidden.has(path)) {
       res.writeHead(404).end('not found');

@@ -9,6 +9,7 @@ import { get, hasFilter, post, type AttributeInfo, type CountMode, type Facets, 
 import { Charts } from './components/charts.tsx';
 import { ErrorBox, Note } from './components/common.tsx';
 import { DataTable, type Level } from './components/data-table.tsx';
+import { DemoBanner } from './components/demo-banner.tsx';
 import { ExportPanel } from './components/export-panel.tsx';
 import { FilterPanel } from './components/filter-panel.tsx';
 import { SqlConsole } from './components/sql-console.tsx';
@@ -221,4 +222,4 @@ function Tabs(props: { tab: Tab; onTab: (t: Tab) => void; facets: Facets | null 
   );
 }
 
-render(<App />, document.getElementById('app')!);
+render(<><DemoBanner /><App /></>, document.getElementById('app')!);
