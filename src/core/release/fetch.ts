@@ -139,6 +139,8 @@ async function cachedRelease(folder: string, source: ReleaseSource, release: str
 export async function fetchRelease(o: FetchOptions): Promise<FetchResult> {
   if (o.source === 'pypi') return fetchFolder(o);
   const folder = o.out ?? releaseFolder(o.cacheDir, o.release, o.source);
+  // A pinned release already complete is read without taking the lock (nothing is written).
+  if (await cachedRelease(folder, o.source, o.release, selectFiles(o.tables, o.source))) return fetchFolder(o);
   return withCacheLock(folder, `fetching release ${o.release} from ${o.source}`, () => fetchFolder(o), o.signal);
 }
 
