@@ -22,6 +22,10 @@ export interface Config {
   release: string | null;
   /** Where to fetch it from: gcs (default), github or pypi. */
   releaseSource: string;
+  /** Serve the generated demo dataset, never touching the network (`--demo`). */
+  demo: boolean;
+  /** With no release cached: connect timeout of each release source tried, so an unreachable one costs seconds. */
+  sourceTimeoutMs: number;
   cacheDir: string;
   scale: number;
   seed: number;
@@ -132,6 +136,17 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_DB: { key: 'db', schema: Type.String({ minLength: 1 }), doc: 'prebuilt database to serve; unset = the default dataset' },
   IDQS_RELEASE: { key: 'release', schema: Type.String({ minLength: 1 }), doc: 'real release to serve (`25.0.5`, `latest`)' },
   IDQS_RELEASE_SOURCE: { key: 'releaseSource', schema: oneOf('gcs', ['gcs', 'github', 'pypi']), doc: 'where to fetch it' },
+  IDQS_DEMO: {
+    key: 'demo',
+    schema: Type.Boolean({ default: false, description: 'true or false (1/0, yes/no, on/off)' }),
+    doc: 'serve the generated demo dataset without touching the network (same as `--demo`)',
+    parse: (raw) => (/^(1|true|yes|on)$/i.test(raw.trim()) ? true : /^(0|false|no|off)$/i.test(raw.trim()) ? false : raw),
+  },
+  IDQS_SOURCE_TIMEOUT_MS: {
+    key: 'sourceTimeoutMs',
+    schema: int(3000, 100, 120_000),
+    doc: 'when no release is cached and none is named: connect timeout of each release source tried in turn (bucket, GitHub, PyPI)',
+  },
   IDQS_CACHE_DIR: { key: 'cacheDir', schema: Type.String({ minLength: 1 }), doc: 'generated datasets, fetched releases and built databases' },
   IDQS_SCALE: { key: 'scale', schema: Type.Number({ default: 0.03, exclusiveMinimum: 0, maximum: 10 }), doc: 'size of the default dataset (1.0 ≈ the real corpus)' },
   IDQS_SEED: { key: 'seed', schema: int(42, 0), doc: 'seed of the default dataset' },

@@ -139,10 +139,10 @@ test('the SDK client over stdio (spawning idqs mcp) does the same, with logs on 
   assert.equal(calls.find((l) => l.tool === 'run_sql' && l.outcome === 'error')?.error, 'invalid_query');
 });
 
-test('with no --db, the default dataset is built with its progress on stderr and stdout carries only JSON-RPC', async () => {
+test('with --demo, the generated dataset is built with its progress on stderr, stdout carries only JSON-RPC, and the instructions say the data is generated', async () => {
   const cache = mkdtempSync(join(tmpdir(), 'idqs-mcp-'));
   try {
-    const child = spawn(process.execPath, [join(root, 'bin/idqs.cjs'), 'mcp'], {
+    const child = spawn(process.execPath, [join(root, 'bin/idqs.cjs'), 'mcp', '--demo'], {
       env: { ...process.env, IDQS_CACHE_DIR: cache, IDQS_SCALE: '0.0005', IDQS_DB: '' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -163,8 +163,10 @@ test('with no --db, the default dataset is built with its progress on stderr and
     child.stdin.end();
     assert.equal(await exited, 0);
     const lines = stdout.split('\n').filter((l) => l.trim());
-    const messages = lines.map((l) => JSON.parse(l) as { jsonrpc: string; id: number; result: { structuredContent?: { series: number } } });
+    const messages = lines.map((l) => JSON.parse(l) as { jsonrpc: string; id: number; result: { structuredContent?: { series: number }; instructions?: string } });
     assert.deepEqual(messages.map((m) => [m.jsonrpc, m.id]), [['2.0', 1], ['2.0', 2]]);
+    assert.match(messages[0]!.result.instructions!, /^This server serves GENERATED DEMO DATA: every patient, study and series identifier is made up/);
+    assert.match(stderr, /data: the generated demo dataset \(identifiers are not real\)/);
     assert.ok(messages[1]!.result.structuredContent!.series > 0);
     assert.match(stderr, /generating default dataset/);
     assert.match(stderr, /building database/);

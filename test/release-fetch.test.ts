@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,7 +83,7 @@ test('a connection dropped mid-file is resumed with a Range request and the file
   assert.equal(gets.at(-2)?.range, undefined);
   assert.equal(gets.at(-1)?.range, `bytes=${Math.floor(size / 3)}-`);
   assert.equal(sha(join(r.folder, 'idc_index.parquet')), sha(join(dataset, 'idc_index.parquet')));
-  assert.ok(!existsSync(join(r.folder, 'idc_index.parquet.part')));
+  assert.deepEqual(readdirSync(r.folder).filter((f) => f.includes('.part')), [], 'no part file left');
 });
 
 test('a redirected file and a chunked body (no Content-Length) arrive whole', async () => {
@@ -168,6 +168,25 @@ test('the wheel from a package index, JSON or HTML form, checked against the pub
     srv.sha256.delete(WHEEL);
   }
   await assert.rejects(fetchRelease({ release: '1.0.0', source: 'pypi', cacheDir: cache(), env: env() }), new RegExp(`idc-index-data 1\\.0\\.0 is not on the package index .*available: ${TAG.replaceAll('.', '\\.')}`));
+});
+
+test('a damaged part file left by a dead run is resumed, found wrong, and downloaded again from the start: the source is not blamed', async () => {
+  const cacheDir = cache();
+  const downloads = join(cacheDir, 'downloads');
+  mkdirSync(downloads, { recursive: true });
+  // A process that no longer exists left 1000 wrong bytes of the wheel (the highest pid Linux gives is below 2^22).
+  const dead = 4_194_304 + 17;
+  const part = join(downloads, `${WHEEL}.part-${dead}`);
+  writeFileSync(part, Buffer.alloc(1000, 0x55));
+  writeFileSync(`${part}.json`, JSON.stringify({ url: `${srv.url}/pypi/files/${WHEEL}`, validator: null }));
+  const before = srv.requests.length;
+  const retries: string[] = [];
+  const r = await fetchRelease({ release: TAG, source: 'pypi', cacheDir, env: env(), ...fast, onEvent: (e) => void (e.type === 'retry' && retries.push(e.message)) });
+  const gets = srv.requests.slice(before).filter((q) => q.path === `/pypi/files/${WHEEL}`);
+  assert.deepEqual(gets.map((q) => q.range), ['bytes=1000-', undefined], 'resumed the dead run\'s part, then started over');
+  assert.match(retries.join('\n'), /resumed from an interrupted run does not match its sha256; downloading it again from the start/);
+  assert.equal(sha(join(r.folder, 'idc_index.parquet')), sha(join(dataset, 'idc_index.parquet')));
+  assert.deepEqual(readdirSync(downloads), [], 'no part or rejected file left');
 });
 
 test('idqs data fetch and data build --from WHEEL on the command line', async () => {

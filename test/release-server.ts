@@ -3,7 +3,8 @@
 // .sha256 sidecars and an S3-style tag listing), the repository's release
 // assets (<tag>/<file>), and a package index (PEP 691 JSON or PEP 503 HTML)
 // with a real wheel (zip with RECORD). Faults for the tests: drop the
-// connection mid-file once, serve a wrong sha256, leave a file out.
+// connection mid-file once, serve a wrong sha256, leave a file out, send a file slowly.
+// The latest release is also reachable as the bucket's current/ and the assets' latest/.
 
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync, copyFileSync, existsSync } from 'node:fs';
@@ -29,6 +30,8 @@ export interface ReleaseServer {
   chunked: Set<string>;
   /** Paths answered with a 302 to another path of this server. */
   redirect: Map<string, string>;
+  /** Paths sent slowly: a pause of this many ms after every 16 KB (so concurrent clients overlap). */
+  slow: Map<string, number>;
   /** Paths whose body is replaced (e.g. a wrong .sha256). */
   override: Map<string, string>;
   /** How the package index answers: json (PEP 691) or html (PEP 503). */
@@ -87,13 +90,15 @@ export async function startReleaseServer(root: string): Promise<ReleaseServer> {
     chunked: new Set(),
     redirect: new Map(),
     override: new Map(),
+    slow: new Map(),
     indexForm: 'json',
     sha256: new Map(),
   };
   const wheelPath = join(root, 'pypi', 'files', WHEEL);
   const server = http.createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
-    const path = u.pathname;
+    // The latest release under the names the real sources give it: the bucket's current/, the assets' latest/.
+    const path = u.pathname.replace(/^\/gcs\/current\//, `/gcs/${TAG}/`).replace(/^\/github\/latest\//, `/github/${TAG}/`);
     state.requests.push({ path: `${path}${u.search}`, range: req.headers.range });
     if (state.hidden.has(path)) {
       res.writeHead(404).end('not found');
@@ -160,6 +165,17 @@ export async function startReleaseServer(root: string): Promise<ReleaseServer> {
       const s = createReadStream(file, { start, end: start + drop - 1 });
       s.on('data', (c) => res.write(c));
       s.on('end', () => setTimeout(() => res.socket?.destroy(), 20));
+      return;
+    }
+    const pause = state.slow.get(path);
+    if (pause !== undefined) {
+      const s = createReadStream(file, { start, highWaterMark: 16 * 1024 });
+      s.on('data', (c) => {
+        s.pause();
+        res.write(c, () => setTimeout(() => s.resume(), pause));
+      });
+      s.on('end', () => res.end());
+      res.on('close', () => s.destroy());
       return;
     }
     createReadStream(file, { start }).pipe(res);

@@ -8,6 +8,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError, configWarnings, loadConfig, type Config } from '../config.ts';
+import { onCacheLockEvent } from '../core/cache-lock.ts';
 import { IdqsError } from '../core/errors.ts';
 import { applyLimit, restLimits } from '../contract/limits.ts';
 import { registerDownload } from '../download/command.ts';
@@ -104,16 +105,73 @@ function parseTables(v: string | undefined): 'all' | 'core' | string[] | undefin
   return s === 'all' || s === 'core' ? s : v.split(',');
 }
 
-/** The database to serve: --db, IDQS_DB, --release / IDQS_RELEASE, or the default dataset (built on first use). */
-async function resolveDb(cfg: Config, db: string | undefined, rel: ReleaseFlags = {}): Promise<string> {
+interface DataFlags extends ReleaseFlags {
+  demo?: boolean;
+}
+
+/**
+ * The database to serve: --db / IDQS_DB, --release / IDQS_RELEASE, --demo /
+ * IDQS_DEMO (the generated dataset, no network), else the default: the newest
+ * real release in the cache, else the latest one fetched from the first source
+ * that answers, else the generated dataset. Says on stderr, in one line, which
+ * data it is and how to get the other.
+ */
+async function resolveDb(cfg: Config, db: string | undefined, rel: DataFlags = {}): Promise<string> {
   const explicit = db ?? cfg.db;
-  if (explicit && (rel.release ?? cfg.release)) throw new InvalidArgumentError('give either a database (--db, IDQS_DB) or a release (--release, IDQS_RELEASE), not both.');
+  const demo = rel.demo ?? cfg.demo;
+  const named = [explicit ? 'a database (--db, IDQS_DB)' : null, (rel.release ?? cfg.release) ? 'a release (--release, IDQS_RELEASE)' : null, demo ? 'the demo data (--demo, IDQS_DEMO)' : null].filter(Boolean);
+  if (named.length > 1) throw new InvalidArgumentError(`give one dataset, not ${named.join(' and ')}.`);
   if (explicit) {
     const p = resolve(explicit);
     if (!existsSync(p)) throw new Error(`database ${p} does not exist; build one with "idqs data build --from DIR --db ${explicit}"`);
     return p;
   }
   if (rel.release ?? cfg.release) return ensureReleaseDb(cfg, rel);
+  if (demo) {
+    say(`data: the generated demo dataset (identifiers are not real), as asked (--demo or IDQS_DEMO); without it the real release is served`);
+    return demoDb(cfg);
+  }
+  const { defaultRelease } = await import('../core/release/default-release.ts');
+  const { parseSource } = await releaseSources();
+  const reporter = fetchReporter();
+  let buildProgress: ReturnType<typeof progressReporter> | undefined;
+  try {
+    const r = await defaultRelease({
+      cacheDir: cfg.cacheDir,
+      env: process.env,
+      connectTimeoutMs: cfg.sourceTimeoutMs,
+      // A source named on the command line (or IDQS_RELEASE_SOURCE) is the only one tried.
+      sources: rel.source ? [parseSource(rel.source)] : undefined,
+      onNote: (line) => {
+        reporter.stop();
+        say(line);
+      },
+      onEvent: reporter.onEvent,
+      onBuildProgress: (s, d, t) => {
+        buildProgress ??= progressReporter('building database');
+        buildProgress(s, d, t);
+      },
+    });
+    reporter.stop();
+    if (r.found) {
+      const f = r.found;
+      say(`data: the real release ${f.release} (index ${f.indexVersion}, from ${f.source}, ${f.fetched ? 'just fetched' : 'cached'} in ${f.folder}); the generated demo data instead: --demo`);
+      return f.db;
+    }
+    say(
+      `data: GENERATED DEMO DATA, identifiers are not real: no release source answered (${r.tried.map((t) => t.source).join(', ')}); ` +
+        'for the real release restart with the network, or fetch it where there is one: idqs data fetch --release latest',
+    );
+    return demoDb(cfg);
+  } finally {
+    reporter.stop();
+  }
+}
+
+const say = (line: string) => void process.stderr.write(`${line}\n`);
+
+/** The generated dataset, built on first use with its progress. */
+async function demoDb(cfg: Config): Promise<string> {
   // Each phase's clock starts when that phase does.
   const reporters: Partial<Record<'generate' | 'build', ReturnType<typeof progressReporter>>> = {};
   const r = await ensureDefaultDataset(cfg.cacheDir, cfg.scale, cfg.seed, (phase, s, d, t) => {
@@ -133,6 +191,16 @@ function releaseOptions(cmd: Command, withEnv: boolean): Command {
     .option('--mirror <url>', 'base URL replacing the public one of --source (an air-gapped mirror in the same layout)');
 }
 
+// Another process writing the same cache entry: say whom we wait for, or that we take its work over.
+onCacheLockEvent((e) => {
+  const who = e.owner ? `process ${e.owner.pid}${e.owner.host ? ` on ${e.owner.host}` : ''} (${e.owner.what}, since ${e.owner.since})` : 'another process';
+  process.stderr.write(
+    e.kind === 'wait'
+      ? `waiting for ${who} to finish ${e.target}${e.waitedS > 0 ? ` (${e.waitedS} s so far)` : ''}\n`
+      : `${who} stopped without finishing ${e.target}: taking its work over\n`,
+  );
+});
+
 const program = new Command();
 program
   .name('idqs')
@@ -146,17 +214,18 @@ program
 
 const serve = program
   .command('serve')
-  .description('Serve the HTTP API and the web explorer at / (default: the embedded demonstration dataset, built on first use; --release: the real data)')
+  .description('Serve the HTTP API and the web explorer at / (default: the newest real release in the cache, else the latest one fetched, else the generated demo data; --demo: the demo data, offline)')
   .addOption(new Option('--port <port>', 'port to listen on').argParser(port).env('PORT').default(8000))
   .addOption(new Option('--host <host>', 'interface to bind').env('HOST').default('127.0.0.1'))
   .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)')
+  .option('--demo', 'serve the generated demo dataset (identifiers are not real) without touching the network (env IDQS_DEMO=1)')
   .addOption(new Option('--workers <n>', 'worker processes sharing the port, each with its own engine (default 1: a single process; 0 = one per core)').argParser(workersArg).env('IDQS_WORKERS'));
 releaseOptions(serve, true)
   .addHelpText(
     'after',
-    '\nExamples:\n  idqs serve                       # the synthetic default dataset, offline\n  idqs serve --release latest      # the newest real release (fetched and built once, then cached)\n  idqs serve --release 25.0.5 --source pypi\n  idqs serve --db idc.duckdb --workers 4   # one port, four processes; a dead one is replaced\n\nSIGTERM or SIGINT drains: in-flight requests finish within IDQS_SHUTDOWN_S, then the server exits.',
+    '\nExamples:\n  idqs serve                       # the newest real release in the cache; none: the latest one, fetched (bucket, then GitHub, then PyPI) and built once; no network: the demo data\n  idqs serve --demo                # the generated demo dataset, offline\n  idqs serve --release latest      # the newest real release (fetched and built once, then cached)\n  idqs serve --release 25.0.5 --source pypi\n  idqs serve --db idc.duckdb --workers 4   # one port, four processes; a dead one is replaced\n\nSIGTERM or SIGINT drains: in-flight requests finish within IDQS_SHUTDOWN_S, then the server exits.',
   )
-  .action(async (o: { port: number; host: string; db?: string; workers?: number } & ReleaseFlags) => {
+  .action(async (o: { port: number; host: string; db?: string; workers?: number } & DataFlags) => {
     // The flags win: where it listens decides the absolute URLs it falls back to and its DNS-rebinding guard.
     const cfg: Config = { ...loadConfig(), host: o.host, port: o.port };
     const worker = isFleetWorker();
@@ -212,10 +281,11 @@ releaseOptions(serve, true)
 
 const mcp = program
   .command('mcp')
-  .description('Serve the agent tools (MCP) over stdio, for a local MCP client (logs go to stderr)')
-  .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)');
+  .description('Serve the agent tools (MCP) over stdio, for a local MCP client (logs go to stderr); the data as idqs serve chooses it')
+  .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)')
+  .option('--demo', 'the generated demo dataset, offline (env IDQS_DEMO=1)');
 releaseOptions(mcp, true)
-  .action(async (o: { db?: string } & ReleaseFlags) => {
+  .action(async (o: { db?: string } & DataFlags) => {
     const cfg = loadConfig();
     await runMcpStdio(cfg, await resolveDb(cfg, o.db, o));
     process.exit(0);
@@ -327,7 +397,7 @@ data
     const cfg = loadConfig();
     let ours = o.from ? resolve(o.from) : undefined;
     if (!ours) {
-      await resolveDb({ ...cfg, db: null, release: null }, undefined);
+      await resolveDb({ ...cfg, db: null, release: null }, undefined, { demo: true });
       ours = (await import('../datagen/dataset.ts')).defaultDatasetPaths(cfg.cacheDir, cfg.scale, cfg.seed).folder;
     }
     const c = await compare({ real: resolve(o.real), ours });
@@ -347,22 +417,20 @@ program
   .command('sql')
   .description('Run one read-only SELECT/WITH statement locally through the same service and guard as POST /v3/sql')
   .argument('<query>', 'the SQL statement')
-  .option('--db <path>', 'database file (default: the default dataset)')
+  .option('--db <path>', 'database file (default: the data idqs serve would serve)')
+  .option('--demo', 'the generated demo dataset, offline (env IDQS_DEMO=1)')
   .option('--max-rows <n>', 'most rows to print (default IDQS_SQL_MAX_ROWS, 5000; values above IDQS_SQL_MAX_ROWS_CAP, 10000, are lowered to it)', integer('max-rows'))
   .addOption(new Option('--format <f>', 'output format').choices(['json', 'table', 'csv']).default('table'))
-  .action(async (query: string, o: { db?: string; maxRows?: number; format: string }) => {
+  .action(async (query: string, o: { db?: string; demo?: boolean; maxRows?: number; format: string }) => {
     const cfg = loadConfig();
     const limits = restLimits(cfg);
     // The row cap follows the API's rule: the same default and ceiling; 0 is refused by the service.
     const maxRows = applyLimit('--max-rows', o.maxRows, limits.sqlRows);
     if (maxRows.warning) process.stderr.write(`warning: ${maxRows.warning}\n`);
-    const dbFile = await resolveDb(cfg, o.db);
+    const dbFile = await resolveDb(cfg, o.db, { demo: o.demo });
     const ctx = await createContext(cfg, dbFile);
-    if (!o.db) {
-      // Without --db the answer comes from a database the user did not name: say which (stdout stays the result).
-      const which = cfg.db ? `IDQS_DB (${dbFile})` : ctx.dataset.synthetic ? `the synthetic default dataset (scale ${cfg.scale}, seed ${cfg.seed})` : dbFile;
-      process.stderr.write(`answering from ${which}: data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ', synthetic' : ''}; --db FILE picks another database\n`);
-    }
+    // IDQS_DB is silent in resolveDb (the other defaults say which data they chose): say it here (stdout stays the result).
+    if (!o.db && cfg.db) process.stderr.write(`answering from IDQS_DB (${dbFile}): data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ', synthetic' : ''}; --db FILE picks another database\n`);
     try {
       const r = await runSql(ctx, query, maxRows.value);
       if (o.format === 'json') process.stdout.write(JSON.stringify(r, null, 2) + '\n');

@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { removeDeadLeftovers, withCacheLock } from '../core/cache-lock.ts';
 import { build, builtIdentity, datasetIdentity, type BuildReport } from '../core/data/build.ts';
 import { generate } from './generate.ts';
 
@@ -36,9 +37,16 @@ export async function ensureDefaultDataset(
   }
   await mkdir(join(cacheDir, 'datasets'), { recursive: true });
   await mkdir(join(cacheDir, 'db'), { recursive: true });
+  let generated = false;
   if (!haveData) {
-    await generate({ scale, seed, out: paths.folder, instances: true, onProgress: (s, d, t) => progress('generate', s, d, t) });
+    // One process generates; the others wait for it and use its files (the build locks the database the same way).
+    await withCacheLock(paths.folder, 'generating the default dataset', async () => {
+      if (existsSync(join(paths.folder, 'dataset.json'))) return;
+      removeDeadLeftovers(paths.folder, '.partial-');
+      await generate({ scale, seed, out: paths.folder, instances: true, onProgress: (s, d, t) => progress('generate', s, d, t) });
+      generated = true;
+    });
   }
   const report = await build({ from: paths.folder, db: paths.db, onProgress: (s, d, t) => progress('build', s, d, t) });
-  return { db: paths.db, generated: !haveData, report };
+  return { db: paths.db, generated, report };
 }

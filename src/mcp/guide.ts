@@ -11,6 +11,16 @@ export const INSTRUCTIONS = [
   'Keep limits small (max_rows, page_size, limit); truncated=true or has_more=true means there is more. Errors carry a code and a message that says what to fix (often "Did you mean ..."). The resource idqs://guide has details.',
 ].join('\n');
 
+/** Put first when the served data is generated, so a model never presents made-up identifiers as real. */
+export const DEMO_DATA_NOTICE =
+  'This server serves GENERATED DEMO DATA: every patient, study and series identifier is made up, and nothing found here exists in the real collections; say so whenever you report results. ' +
+  'Its operator serves the real release with: idqs serve --release latest';
+
+/** The instructions sent at initialize, for the data served. */
+export function instructionsFor(synthetic: boolean): string {
+  return synthetic ? `${DEMO_DATA_NOTICE}\n${INSTRUCTIONS}` : INSTRUCTIONS;
+}
+
 export const GUIDE = `# IDQS agent guide
 
 ## Data model

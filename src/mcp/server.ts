@@ -29,7 +29,7 @@ import { listTables, tableSchema } from '../core/services/tables.ts';
 import { envelopeOf, errorEnvelope, withRequestId, type ErrorEnvelope } from '../contract/error-envelope.ts';
 import { AJV_OPTIONS, ajvErrorMessage, type AjvError } from '../contract/validation.ts';
 import { TOOL_WORDS } from '../contract/words.ts';
-import { GUIDE, INSTRUCTIONS } from './guide.ts';
+import { GUIDE, instructionsFor } from './guide.ts';
 import { toolLimits, type ToolLimits } from './limits.ts';
 import { getPrompt, listPrompts } from './prompts.ts';
 import { LogLevel, logTo, reportProgress } from './notify.ts';
@@ -157,7 +157,7 @@ export function createMcpServer(ctx: AppContext, opts: McpServerOptions): McpSer
   const toolset = toolsetFor(ctx);
   const mcp = new McpServer(
     { name: SERVER_NAME, title: 'IDQS: Imaging Data Query Service', version: ctx.serverVersion },
-    { instructions: INSTRUCTIONS },
+    { instructions: instructionsFor(ctx.dataset.synthetic) },
   );
   // Tools are declared with JSON Schema (TypeBox) and validated like the REST
   // routes, so they go on the underlying server rather than through registerTool (zod).

@@ -13,6 +13,7 @@ import { addCohort, cartFilter, cartFromHash, itemCount, setCart, useCart } from
 import { AnalysisList, AnalysisPage } from './components/analysis-view.tsx';
 import { CartView } from './components/cart-view.tsx';
 import { CollectionPage, CollectionsList } from './components/collections-view.tsx';
+import { DemoBanner } from './components/demo-banner.tsx';
 import { ExportPanel } from './components/export-panel.tsx';
 import { FilterPanel } from './components/filter-panel.tsx';
 import { SqlConsole } from './components/sql-console.tsx';
@@ -355,4 +356,4 @@ function Tabs(props: { tab: Tab; onTab: (t: Tab) => void; facets: Facets | null;
   );
 }
 
-render(<App />, document.getElementById('app')!);
+render(<><DemoBanner /><App /></>, document.getElementById('app')!);

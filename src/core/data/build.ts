@@ -15,6 +15,7 @@ import { DEFAULT_STORES, type BibRecord, type DatasetManifest, type ReleaseProve
 import { lit } from './sql.ts';
 import { pivotSelect } from '../registry/v2.ts';
 import { sha256File } from '../release/open.ts';
+import { removeDeadLeftovers, withCacheLock, type HeldLock } from '../cache-lock.ts';
 
 /** Bump when the layout of the built database changes, to force rebuilds. */
 export const BUILD_REVISION = 8;
@@ -220,19 +221,30 @@ export function checkDbFileName(db: string): void {
 export async function build(opts: BuildOptions): Promise<BuildReport> {
   const started = Date.now();
   checkDbFileName(opts.db);
-  const progress = opts.onProgress ?? (() => {});
   const identity = await datasetIdentity(opts.from);
   const report: BuildReport = {
     db: opts.db, identity, rebuilt: false, release: '', index_version: '', tables: [], missing: [], renamed: [], filled: [], extra: [],
     kept_types: [], ignored: [], warnings: [], clinical: 0, v2: [], seconds: 0,
   };
-  if (!opts.force && (await builtIdentity(opts.db)) === identity) {
+  const upToDate = async () => {
+    if (opts.force || (await builtIdentity(opts.db)) !== identity) return false;
     const meta = await builtMetadata(opts.db);
     report.release = meta?.release ?? '';
     report.index_version = meta?.index_version ?? '';
     report.seconds = (Date.now() - started) / 1000;
-    return report;
-  }
+    return true;
+  };
+  if (await upToDate()) return report;
+  // One process builds a database file; another that wanted the same build waits, then finds it done.
+  return withCacheLock(opts.db, `building ${basename(opts.db)}`, async (held) => {
+    if (await upToDate()) return report;
+    removeDeadLeftovers(opts.db, '.building-');
+    return buildLocked(opts, identity, report, started, held);
+  });
+}
+
+async function buildLocked(opts: BuildOptions, identity: string, report: BuildReport, started: number, held: HeldLock): Promise<BuildReport> {
+  const progress = opts.onProgress ?? (() => {});
   if (!existsSync(join(opts.from, 'idc_index.parquet'))) {
     throw new Error(`${opts.from} has no idc_index.parquet: not a dataset folder in the release layout`);
   }
@@ -305,6 +317,12 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   }
   conn.closeSync();
   inst.closeSync();
+  try {
+    held.assertOwned();
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
   await rm(`${opts.db}.identity`, { force: true });
   await rename(tmp, opts.db);
   await writeFile(`${opts.db}.identity`, `${identity}\n`);

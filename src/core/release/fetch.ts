@@ -11,10 +11,11 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
+import { removeDeadLeftovers, withCacheLock } from '../cache-lock.ts';
 import { build, type BuildReport } from '../data/build.ts';
 import { DEFAULT_STORES, RELEASE_DEFAULTS, type DatasetManifest, type ReleaseProvenance } from '../data/manifest.ts';
 import { TABLES } from '../registry/tables.ts';
-import { downloadFile, exists, FetchError, getText, type GetOptions } from './http-file.ts';
+import { downloadFile, exists, FetchError, getText, type Downloaded, type GetOptions } from './http-file.ts';
 import { sha256File, unpackWheel } from './open.ts';
 import { findWheel } from './pypi.ts';
 import { ALL_FILES, CORE_FILES, fileUrl, listTags, sortVersions, sourceBase, type ReleaseSource } from './sources.ts';
@@ -129,8 +130,36 @@ async function cachedRelease(folder: string, source: ReleaseSource, release: str
   return wanted.every(settled) && have('idc_index') ? m : null;
 }
 
-/** Fetch a release into a folder (no network when a pinned release is already there). */
+/**
+ * Fetch a release into a folder (no network when a pinned release is already
+ * there). One process at a time writes a folder: the others wait for it, then
+ * find the release cached (the wheel's folder is known once the index answers:
+ * fetchWheel locks it).
+ */
 export async function fetchRelease(o: FetchOptions): Promise<FetchResult> {
+  if (o.source === 'pypi') return fetchFolder(o);
+  const folder = o.out ?? releaseFolder(o.cacheDir, o.release, o.source);
+  // A pinned release already complete is read without taking the lock (nothing is written).
+  if (await cachedRelease(folder, o.source, o.release, selectFiles(o.tables, o.source))) return fetchFolder(o);
+  return withCacheLock(folder, `fetching release ${o.release} from ${o.source}`, () => fetchFolder(o), o.signal);
+}
+
+/**
+ * Download `url` to `dest`; when the file does not match `expected` and part
+ * of it came from an earlier, interrupted run, that part is the suspect: it is
+ * dropped and the file downloaded once more from its start. A mismatch left
+ * after that is the source's (our download was the only writer: cache lock).
+ */
+async function downloadChecked(url: string, dest: string, expected: string | null, opts: GetOptions): Promise<Downloaded> {
+  const got = await downloadFile(url, dest, opts);
+  if (!expected || got.sha256 === expected || got.resumed === 0) return got;
+  opts.onRetry?.(1, new Error(`${url}: the file resumed from an interrupted run does not match its sha256; downloading it again from the start`));
+  await rm(dest, { force: true });
+  opts.onBytes?.(-got.bytes);
+  return downloadFile(url, dest, opts);
+}
+
+async function fetchFolder(o: FetchOptions): Promise<FetchResult> {
   const started = Date.now();
   const files = selectFiles(o.tables, o.source);
   const emit = o.onEvent ?? (() => {});
@@ -187,7 +216,7 @@ export async function fetchRelease(o: FetchOptions): Promise<FetchResult> {
     } else {
       let got;
       try {
-        got = await downloadFile(url(name), dest, { ...get, signal, onBytes: (d) => emit({ type: 'bytes', delta: d }), onLength: (n) => emit({ type: 'length', file: name, bytes: n }) });
+        got = await downloadChecked(url(name), dest, published, { ...get, signal, onBytes: (d) => emit({ type: 'bytes', delta: d }), onLength: (n) => emit({ type: 'length', file: name, bytes: n }) });
       } catch (e) {
         if (!(e instanceof FetchError && e.kind === 'not_found')) throw e;
         // A core file absent because the whole release is: say which releases there are.
@@ -207,7 +236,7 @@ export async function fetchRelease(o: FetchOptions): Promise<FetchResult> {
         await rename(dest, aside);
         throw new ReleaseError(
           `${name} does not match its published sha256 (got ${got.sha256}, ${url(`${name}.sha256`)} says ${published}): refused and kept aside as ${aside}. ` +
-            'Run the fetch again to download it anew; if it fails again the source or mirror serves a damaged file.',
+            'This process was the only one downloading it, so the source or mirror serves a damaged file (or it changed during the download): run the fetch again later, or try another --source.',
         );
       }
       checksums[name] = got.sha256;
@@ -291,6 +320,21 @@ async function fetchWheel(o: FetchOptions, files: string[], get: GetOptions, sta
     throw new ReleaseError((e as Error).message, { cause: e });
   }
   const folder = o.out ?? releaseFolder(o.cacheDir, wheel.version, 'pypi');
+  const chosen = wheel;
+  return withCacheLock(folder, `fetching release ${wheel.version} from pypi`, () => fetchWheelInto(o, chosen, folder, index, warnings, get, started), o.signal);
+}
+
+/** Under the folder's lock: download the wheel (under its own lock: other folders may want it too), check it, unpack it. */
+async function fetchWheelInto(
+  o: FetchOptions,
+  wheel: Awaited<ReturnType<typeof findWheel>>,
+  folder: string,
+  index: string,
+  warnings: string[],
+  get: GetOptions,
+  started: number,
+): Promise<FetchResult> {
+  const files = selectFiles(o.tables, 'pypi');
   const result: FetchResult = {
     folder, source: 'pypi', requested: o.release, version: wheel.version, downloaded: [], reused: [], not_fetched: [], warnings, bytes: 0, seconds: 0,
   };
@@ -307,40 +351,43 @@ async function fetchWheel(o: FetchOptions, files: string[], get: GetOptions, sta
   const downloads = join(o.cacheDir, 'downloads');
   await mkdir(downloads, { recursive: true });
   const dest = join(downloads, wheel.filename);
-  const got = await downloadFile(wheel.url, dest, {
-    ...get,
-    onBytes: (d) => o.onEvent?.({ type: 'bytes', delta: d }),
-    onLength: (n) => o.onEvent?.({ type: 'length', file: wheel.filename, bytes: n ?? wheel.size }),
-  });
-  if (wheel.sha256 && got.sha256 !== wheel.sha256) {
-    const aside = `${dest}.rejected`;
-    await rename(dest, aside);
-    throw new ReleaseError(
-      `${wheel.filename} does not match the sha256 the index publishes (got ${got.sha256}, ${index} says ${wheel.sha256}): refused and kept aside as ${aside}. ` +
-        'Run the fetch again to download it anew; if it fails again the index or mirror serves a damaged file.',
-    );
-  }
-  o.onEvent?.({ type: 'file', file: wheel.filename, status: 'downloaded', bytes: got.bytes, resumed: got.resumed });
-  o.onEvent?.({ type: 'unpack', file: wheel.filename });
-  const names = await unpackWheel(dest, folder);
-  const checksums: Record<string, string> = {};
-  for (const n of names) checksums[n] = await sha256File(join(folder, n));
-  await rm(dest, { force: true });
-  const present = new Set(names.filter((n) => n.endsWith('.parquet')).map((n) => n.slice(0, -'.parquet'.length)));
-  const provenance: ReleaseProvenance = {
-    source: 'pypi',
-    requested: o.release,
-    fetched_at: new Date().toISOString(),
-    urls: { [wheel.filename]: wheel.url },
-    verified: { [wheel.filename]: wheel.sha256 },
-    not_fetched: ALL_FILES.filter((f) => !present.has(f)).map((f) => TABLES.find((t) => t.file === f)?.name ?? f),
-  };
-  await writeDatasetJson(folder, manifestOf(wheel.version, checksums, provenance));
-  result.downloaded = [wheel.filename];
-  result.bytes = got.bytes;
-  result.not_fetched = provenance.not_fetched;
-  result.seconds = (Date.now() - started) / 1000;
-  return result;
+  removeDeadLeftovers(folder, '.partial-');
+  return withCacheLock(dest, `downloading ${wheel.filename}`, async () => {
+    const got = await downloadChecked(wheel.url, dest, wheel.sha256, {
+      ...get,
+      onBytes: (d) => o.onEvent?.({ type: 'bytes', delta: d }),
+      onLength: (n) => o.onEvent?.({ type: 'length', file: wheel.filename, bytes: n ?? wheel.size }),
+    });
+    if (wheel.sha256 && got.sha256 !== wheel.sha256) {
+      const aside = `${dest}.rejected`;
+      await rename(dest, aside);
+      throw new ReleaseError(
+        `${wheel.filename} does not match the sha256 the index publishes (got ${got.sha256}, ${index} says ${wheel.sha256}): refused and kept aside as ${aside}. ` +
+          'This process was the only one downloading it, so the index or mirror serves a damaged file (or it changed during the download): run the fetch again later, or try another --source.',
+      );
+    }
+    o.onEvent?.({ type: 'file', file: wheel.filename, status: 'downloaded', bytes: got.bytes, resumed: got.resumed });
+    o.onEvent?.({ type: 'unpack', file: wheel.filename });
+    const names = await unpackWheel(dest, folder);
+    const checksums: Record<string, string> = {};
+    for (const n of names) checksums[n] = await sha256File(join(folder, n));
+    await rm(dest, { force: true });
+    const present = new Set(names.filter((n) => n.endsWith('.parquet')).map((n) => n.slice(0, -'.parquet'.length)));
+    const provenance: ReleaseProvenance = {
+      source: 'pypi',
+      requested: o.release,
+      fetched_at: new Date().toISOString(),
+      urls: { [wheel.filename]: wheel.url },
+      verified: { [wheel.filename]: wheel.sha256 },
+      not_fetched: ALL_FILES.filter((f) => !present.has(f)).map((f) => TABLES.find((t) => t.file === f)?.name ?? f),
+    };
+    await writeDatasetJson(folder, manifestOf(wheel.version, checksums, provenance));
+    result.downloaded = [wheel.filename];
+    result.bytes = got.bytes;
+    result.not_fetched = provenance.not_fetched;
+    result.seconds = (Date.now() - started) / 1000;
+    return result;
+  }, o.signal);
 }
 
 /** Newest cached release of a source, for a latest request without network. */

@@ -5,11 +5,13 @@
 // buffer and written as they come: a 80 MB wheel costs a few MB of memory.
 
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, createReadStream, existsSync, openSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
+import { basename, dirname, join } from 'node:path';
 import pRetry, { AbortError } from 'p-retry';
+import { pidAlive } from '../cache-lock.ts';
 import { rawGet, type BodyResponse } from './raw-get.ts';
 
 export type FetchErrorKind = 'not_found' | 'http' | 'network' | 'checksum' | 'size';
@@ -217,14 +219,47 @@ export interface Downloaded {
 }
 
 /**
- * Download `url` to `dest`. Bytes go to `<dest>.part` (its URL and validator in
- * `<dest>.part.json`), which a later attempt or run continues with a Range
- * request; the file is renamed to `dest` once complete. 404 throws a
- * FetchError of kind not_found at once.
+ * The part file of an earlier run that died (its pid is gone) to resume:
+ * renamed to ours, so no two processes ever write one file. Parts of live
+ * processes are left alone; other dead ones are removed.
+ */
+async function adoptDeadPart(dest: string, part: string, url: string): Promise<void> {
+  const dir = dirname(dest);
+  if (!existsSync(dir) || existsSync(part)) return;
+  const prefix = `${basename(dest)}.part`;
+  let best: { path: string; size: number } | null = null;
+  for (const name of readdirSync(dir)) {
+    // <dest>.part-<pid>, or <dest>.part of releases before per-process names.
+    const m = name.startsWith(prefix) ? /^(?:-(\d+))?$/.exec(name.slice(prefix.length)) : null;
+    if (!m) continue;
+    if (m[1] && (Number(m[1]) === process.pid || pidAlive(Number(m[1])))) continue;
+    const path = join(dir, name);
+    const meta = existsSync(`${path}.json`) ? (JSON.parse(await readFile(`${path}.json`, 'utf8').catch(() => 'null')) as PartMeta | null) : null;
+    const size = (await stat(path)).size;
+    if (meta?.url === url && (!best || size > best.size)) {
+      if (best) await rm(best.path, { force: true }).then(() => rm(`${best!.path}.json`, { force: true }));
+      best = { path, size };
+    } else {
+      await rm(path, { force: true });
+      await rm(`${path}.json`, { force: true });
+    }
+  }
+  if (!best) return;
+  await rename(`${best.path}.json`, `${part}.json`);
+  await rename(best.path, part);
+}
+
+/**
+ * Download `url` to `dest`. Bytes go to `<dest>.part-<pid>` (its URL and
+ * validator in `<part>.json`), which a later attempt continues with a Range
+ * request, and which a later run adopts when this process died; the file is
+ * renamed to `dest` once complete. Callers hold the cache lock of `dest`'s
+ * folder (cache-lock.ts). 404 throws a FetchError of kind not_found at once.
  */
 export async function downloadFile(url: string, dest: string, opts: GetOptions = {}): Promise<Downloaded> {
-  const part = `${dest}.part`;
+  const part = `${dest}.part-${process.pid}`;
   const metaFile = `${part}.json`;
+  await adoptDeadPart(dest, part, url);
   let resumed = -1;
   // Position reported through onBytes, so a resumed prefix counts once and a restart from 0 rewinds it.
   let reported = 0;

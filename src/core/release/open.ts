@@ -12,6 +12,7 @@ import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
+import { removeDeadLeftovers, withCacheLock } from '../cache-lock.ts';
 
 export interface OpenedRelease {
   /** Folder with idc_index.parquet and the other files of the release. */
@@ -63,7 +64,14 @@ export async function openRelease(input: string, opts: OpenOptions = {}): Promis
     if (!opts.cacheDir) throw new Error('openRelease: a wheel needs opts.dir or opts.cacheDir to unpack into');
     dir = join(opts.cacheDir, 'releases', `wheel-${(await sha256File(input)).slice(0, 16)}`);
   }
-  if (!existsSync(join(dir, 'idc_index.parquet'))) await unpackWheel(input, dir);
+  const target = dir;
+  if (!existsSync(join(target, 'idc_index.parquet'))) {
+    // One process unpacks; the others wait and find the folder there.
+    await withCacheLock(target, `unpacking ${basename(input)}`, async () => {
+      removeDeadLeftovers(target, '.partial-');
+      if (!existsSync(join(target, 'idc_index.parquet'))) await unpackWheel(input, target);
+    });
+  }
   return { folder: dir, kind: 'wheel', index_version: version };
 }
 
