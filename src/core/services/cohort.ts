@@ -11,7 +11,7 @@ import { readyCohortIndex } from './cohort-index/build.ts';
 import { selectRows } from './cohort-index/evaluate.ts';
 import { pagePositions, rowsAt } from './cohort-index/page.ts';
 import { totalsOf } from './cohort-index/totals.ts';
-import { compileManifestFilter, downloadInfo, MANIFEST_ORDER, type CommandWriter, type DownloadInfo } from './manifest.ts';
+import { downloadInfo, MANIFEST_ORDER, type CommandWriter, type DownloadInfo } from './manifest.ts';
 
 export type FiltersApplied = CompiledFilter['filters_applied'];
 
