@@ -47,6 +47,8 @@ export function rangeBounds(c: RangeColumn, r: { gte?: number | string; lte?: nu
 
 /** The clauses of a filter, or null when an attribute is not in the index (the caller then asks SQL). */
 function clausesOf(ix: CohortIndex, applied: FiltersApplied): Clause[] | null {
+  // A union of filters (any_of, a cart) is left to SQL: the clauses below are one conjunction.
+  if (applied.any_of !== undefined && applied.any_of.length > 0) return null;
   const out: Clause[] = [];
   for (const [name, values] of Object.entries(applied.terms)) {
     const c = ix.columns.get(name);
