@@ -97,6 +97,10 @@ const FIELD = '\u001f';
 const RECORD = '\u001e';
 const NULL = '\u0002';
 
+/** Columns of a current version, in the order the rows are read. */
+const CUR_COLS = `SeriesInstanceUID, collection_id, PatientID, StudyInstanceUID, Modality, crdc_series_uuid, series_revised_idc_version,
+  series_cloud1_url, aws_bucket, series_size_MB, license_short_name`;
+
 /** A row of N fields. */
 type Fields<N extends number, A extends (string | null)[] = []> = A['length'] extends N ? A : Fields<N, [...A, string | null]>;
 
@@ -162,13 +166,13 @@ export async function resolveSaved(ctx: AppContext, input: ResolveInput): Promis
     const params = [[...uuids].join(','), [...uids].join(',')];
     const cte = `qu AS (SELECT DISTINCT u FROM ${LIST('?')} t(u)), qs AS (SELECT DISTINCT u FROM ${LIST('?')} t(u)),
       pv AS (SELECT DISTINCT SeriesInstanceUID AS sid FROM prior_versions_index WHERE crdc_series_uuid IN (SELECT u FROM qu) OR SeriesInstanceUID IN (SELECT u FROM qs)),
-      cur AS (SELECT * FROM "index" WHERE crdc_series_uuid IN (SELECT u FROM qu) OR SeriesInstanceUID IN (SELECT u FROM qs) OR SeriesInstanceUID IN (SELECT sid FROM pv))`;
+      cur AS (SELECT ${CUR_COLS} FROM "index" WHERE crdc_series_uuid IN (SELECT u FROM qu)
+        UNION SELECT ${CUR_COLS} FROM "index" WHERE SeriesInstanceUID IN (SELECT u FROM qs UNION SELECT sid FROM pv))`;
     const [cur, old] = await Promise.all([
       packedRows(
         ctx,
         11,
-        `WITH ${cte} SELECT SeriesInstanceUID, collection_id, PatientID, StudyInstanceUID, Modality, crdc_series_uuid, series_revised_idc_version,
-           series_cloud1_url, aws_bucket, series_size_MB, license_short_name FROM cur`,
+        `WITH ${cte} SELECT ${CUR_COLS} FROM cur`,
         params,
       ),
       // A version may have several rows (one per bucket it sat in): one per folder, the URL where there is one.
