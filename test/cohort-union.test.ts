@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startServer, type TestServer } from './fixture.ts';
+import { cohortIndex } from '../src/core/services/cohort-index/build.ts';
 
 let s: TestServer;
 let coll: string;
@@ -22,6 +23,8 @@ let params: string[];
 
 before(async () => {
   s = await startServer();
+  // The in-memory cohort index ready, so every answer below goes through the path that serves it.
+  assert.ok(await cohortIndex(s.ctx), 'the cohort index builds on the test dataset');
   // A small collection, a patient of another one, and two series of a third.
   const rows = await s.ctx.engine.rows(`SELECT collection_id AS c, min(PatientID) AS p, list(SeriesInstanceUID ORDER BY SeriesInstanceUID)[1:2] AS se FROM "index" GROUP BY 1 HAVING count(*) >= 3 ORDER BY count(*), 1 LIMIT 3`);
   assert.equal(rows.length, 3);
