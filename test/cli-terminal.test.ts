@@ -68,7 +68,8 @@ test('on a terminal the request log is one readable line per request; elsewhere 
   const tty = start('script', ['-qfec', line, '/dev/null'], /serving data release/, env);
   await tty.seen;
   await requests(p2);
-  const text = tty.output().replace(/\x1b\[[0-9;]*m/g, '');
+  // Colour codes (ESC [ ... m) out of the way.
+  const text = tty.output().replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '');
   const logged = text.split(/\r?\n/).filter((l) => /request/.test(l) && /\/v3\//.test(l));
   assert.equal(logged.length, 3, text);
   for (const l of logged) assert.doesNotMatch(l.trim(), /^\{/, 'not JSON');
