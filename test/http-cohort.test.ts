@@ -95,7 +95,7 @@ async function remappedBucketCohort(): Promise<{ collection: string; remapped: M
 
 test('POST /v3/cohort/counts returns the counts of the filter, equal to independent SQL', async () => {
   const body = await json<Counts>(await s.post('/v3/cohort/counts', NLST_CT));
-  assert.deepEqual(Object.keys(body), ['patients', 'studies', 'series', 'instances', 'size_TB', 'size_MB', 'filters_applied', 'warnings']);
+  assert.deepEqual(Object.keys(body), ['patients', 'studies', 'series', 'instances', 'size_TB', 'size_MB', 'filters_applied', 'warnings', 'sql']);
   const want = await sqlCounts(`collection_id = ? AND Modality = ?`, ['nlst', 'CT']);
   assert.ok(want.series > 0);
   assert.equal(body.patients, want.patients);

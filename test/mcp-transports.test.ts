@@ -21,9 +21,9 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const LIMITS = { sqlRows: { default: 100, cap: 1000 }, pageSize: { default: 10, cap: 100 }, values: { default: 50, cap: 500 } };
 
 const TOOLS = [
-  'build_cohort', 'get_attribute_values', 'get_citations', 'get_clinical_table', 'get_clinical_table_schema', 'get_cohort_counts', 'get_cohort_facets', 'get_cohort_urls',
+  'build_cohort', 'get_attribute_values', 'get_citations', 'get_clinical_table', 'get_clinical_table_schema', 'get_cohort_changes', 'get_cohort_counts', 'get_cohort_facets', 'get_cohort_urls',
   'get_collection', 'get_idc_version', 'get_licenses', 'get_stats', 'get_table_schema', 'get_viewer_url', 'list_analysis_results', 'list_attributes',
-  'list_clinical_tables', 'list_collections', 'list_tables', 'run_sql',
+  'list_clinical_tables', 'list_collections', 'list_tables', 'resolve_series', 'run_sql',
 ];
 
 let s: TestServer;

@@ -174,9 +174,12 @@ test('discovery routes answer from the release, checked against the files', { sk
 
   const ar = await get<Row[]>('/v3/analysis_results');
   assert.deepEqual(ar.map((a) => a.analysis_result_id), (await rows('SELECT analysis_result_id FROM p_analysis ORDER BY 1')).map((r) => r.analysis_result_id));
-  const attrs = await get<{ name: string }[]>('/v3/attributes');
-  const cols = new Set((await rows('DESCRIBE SELECT * FROM p_index')).map((c) => String(c.column_name)));
-  for (const a of attrs) assert.ok(cols.has(a.name), a.name);
+  // Each attribute is a column of the table it names: index, or collections_index (program, cancer types, ...).
+  const attrs = await get<{ name: string; table: string }[]>('/v3/attributes');
+  const columnsOf = async (view: string) => new Set((await rows(`DESCRIBE SELECT * FROM ${view}`)).map((c) => String(c.column_name)));
+  const cols: Record<string, Set<string>> = { index: await columnsOf('p_index'), collections_index: await columnsOf('p_collections') };
+  for (const a of attrs) assert.ok(cols[a.table]?.has(a.name), `${a.name} (${a.table})`);
+  assert.deepEqual(attrs.filter((a) => a.table === 'collections_index').map((a) => a.name).sort(), ['cancer_types', 'program_id', 'species', 'tumor_locations']);
   const values = await get<{ values: { value: string; count: number }[] }>('/v3/attributes/Modality/values?limit=5');
   assert.deepEqual(
     values.values,

@@ -136,6 +136,13 @@ async function longQueryRunning(s: Served): Promise<number> {
   return busy;
 }
 
+/** A quick query answered, so a caller-SQL worker runs (they start on first use). */
+async function workerStarted(s: Served): Promise<void> {
+  const r = await fetch(`${s.url}/v3/sql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: 'SELECT 42 AS n' }) });
+  assert.equal(r.status, 200, await r.text());
+  await until('a caller-SQL worker', () => descendants(s.proc.pid!).some((p) => cmdline(p).includes('sql-worker')), 20_000, s.err);
+}
+
 const workerFolders = (root: string) => readdirSync(root).filter((n) => n.startsWith('idqs-sql-'));
 
 test('(a) SIGTERM: the long query is cut at IDQS_SHUTDOWN_S, every descendant is gone within it + 2 s, exit 1 says so, folders removed', async () => {
@@ -158,8 +165,8 @@ test('(a) SIGTERM: the long query is cut at IDQS_SHUTDOWN_S, every descendant is
 test('(a) SIGTERM with nothing in flight: exit 0, workers and folders gone', async () => {
   const root = tempRoot();
   const s = await serve(root, { IDQS_SHUTDOWN_S: '2' });
-  // The warm worker started with the server.
-  await until('the warm caller-SQL worker', () => descendants(s.proc.pid!).some((p) => cmdline(p).includes('sql-worker')), 20_000, s.err);
+  // A caller-SQL worker, started by a first query (workers start on first use).
+  await workerStarted(s);
   const tree = descendants(s.proc.pid!);
   s.proc.kill('SIGTERM');
   const { code } = await s.exited;
@@ -194,7 +201,7 @@ test('(d) a start-up after a crash removes the worker folders of dead servers, a
   const root = tempRoot();
   // A real crash: a server killed outright leaves its worker's folder behind.
   const crashed = await serve(root);
-  await until('the warm caller-SQL worker', () => descendants(crashed.proc.pid!).some((p) => cmdline(p).includes('sql-worker')), 20_000, crashed.err);
+  await workerStarted(crashed);
   const crashedPid = crashed.proc.pid!;
   crashed.proc.kill('SIGKILL');
   await crashed.exited;

@@ -8,17 +8,12 @@ import { invalidQuery } from '../errors.ts';
 import type { FilterObject } from '../filters/v3.ts';
 import { round, tbFromMb, toNumber } from './numbers.ts';
 import { parseReleaseArg, servedSql, versionFilter } from './release-versions.ts';
+import type { Counts } from './version.ts';
 
-export interface AsOfCounts {
+/** `instances` counts the series whose version is still current (earlier versions record no instance count; see warnings). */
+export interface AsOfCounts extends Counts {
   as_of: string;
   computed_on: string;
-  patients: number;
-  studies: number;
-  series: number;
-  /** Instances of the series whose version is still current (earlier versions record no instance count; see warnings). */
-  instances: number;
-  size_TB: number;
-  size_MB: number;
   filters_applied: { terms: Record<string, string[]>; ranges: Record<string, never> };
   warnings: string[];
 }

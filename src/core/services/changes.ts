@@ -4,6 +4,7 @@
 // the served release's index and prior_versions_index.
 
 import type { AppContext } from '../context.ts';
+import { manifestCapOf } from '../../config.ts';
 import { field, invalidQuery, msg, setting, tooLarge } from '../errors.ts';
 import type { FilterObject } from '../filters/v3.ts';
 import { round, tbFromMb, toNumber } from './numbers.ts';
@@ -102,7 +103,8 @@ export async function cohortChanges(ctx: AppContext, req: ChangesRequest): Promi
 /** Every change as tab-separated lines (a header first): the downloadable list. */
 export async function changesTsv(ctx: AppContext, req: Omit<ChangesRequest, 'limit'>): Promise<string> {
   const q = await changesQuery(ctx, req);
-  const cap = ctx.config.manifestCap;
+  // IDQS_MANIFEST_CAP 0 (the default) is no cap.
+  const cap = manifestCapOf(ctx.config);
   const rows = await ctx.engine.rows(
     `SELECT * FROM (${q.sql}) WHERE change <> 'unchanged' ORDER BY change, collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID LIMIT ${cap + 1}`,
     q.params,

@@ -36,10 +36,12 @@ const CountsResponse = Type.Object({
   ...countFields,
   filters_applied: FiltersApplied,
   warnings: Warnings,
-  sql: Type.String({
-    description:
-      'The cohort as one read-only SELECT over index with its values written in: run it, or build on it, with POST /v3/sql, e.g. WITH cohort AS (<sql>) SELECT Modality, count(*) FROM cohort GROUP BY 1.',
-  }),
+  sql: Type.Optional(
+    Type.String({
+      description:
+        'The cohort as one read-only SELECT over index with its values written in: run it, or build on it, with POST /v3/sql, e.g. WITH cohort AS (<sql>) SELECT Modality, count(*) FROM cohort GROUP BY 1. Absent with as_of (an earlier release\'s cohort is not a SELECT over index).',
+    }),
+  ),
   as_of: Type.Optional(Type.String({ description: 'With as_of: the release counted.' })),
   computed_on: Type.Optional(Type.String({ description: 'With as_of: the release whose data answered.' })),
 });
