@@ -68,6 +68,7 @@ test('on a terminal the request log is one readable line per request; elsewhere 
   const tty = start('script', ['-qfec', line, '/dev/null'], /serving data release/, env);
   await tty.seen;
   await requests(p2);
+  // eslint-disable-next-line no-control-regex -- the terminal's colour codes are what is stripped
   const text = tty.output().replace(/\x1b\[[0-9;]*m/g, '');
   const logged = text.split(/\r?\n/).filter((l) => /request/.test(l) && /\/v3\//.test(l));
   assert.equal(logged.length, 3, text);
