@@ -91,6 +91,8 @@ const env = (cache: string, endpoint: string) => ({
   IDQS_FETCH_RETRY_BASE_MS: '10',
 });
 const fetchArgs = ['data', 'fetch', '--release', TAG, '--tables', 'all'];
+/** The other spelling: the core tables and the clinical ones. */
+const coreClinical = ['data', 'fetch', '--release', TAG, '--tables', 'core,clinical'];
 
 test('fetch --tables all: the clinical tables are served by /v3/clinical and SQL with the rows written; a damaged object names its table', async () => {
   const cache = join(tmp, 'cache-1');
@@ -150,8 +152,10 @@ test('a fetch killed mid-table serves none of it; repeated, it resumes from the 
   const missing = `/${BUCKET}/${PREFIX}/clin_b/000000000000.parquet`;
   // First run: the second part of clin_a hangs after a few bytes; the process is killed there.
   const hang = await faultProxy(s3.url, (req) => (req.url === part1 ? { hangAfter: 40 } : null));
-  const run = startCli(fetchArgs, { env: env(cache, hang.url) });
-  await hang.hung;
+  const run = startCli(coreClinical, { env: env(cache, hang.url) });
+  // A run that ends before reaching the hanging part fails the test (instead of waiting forever).
+  const early = await Promise.race([hang.hung.then(() => null), run.done]);
+  assert.equal(early, null, `the fetch ended before the hanging part: ${early?.stderr}`);
   run.child.kill('SIGKILL');
   await run.done;
   await hang.close();
@@ -163,9 +167,10 @@ test('a fetch killed mid-table serves none of it; repeated, it resumes from the 
   // Repeated through a store that has lost clin_b's object (404).
   const proxy = await faultProxy(s3.url, (req) => (req.url === missing ? { status: 404 } : null));
   try {
-    const r = await runCli(fetchArgs, { env: env(cache, proxy.url) });
+    const r = await runCli(coreClinical, { env: env(cache, proxy.url) });
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as FetchOut;
+    assert.ok(existsSync(join(folder, 'clinical_index.parquet')) && !existsSync(join(folder, 'seg_index.parquet')), 'core,clinical: the dictionary comes too, other tables do not');
     assert.ok(!proxy.requests.includes(`GET /${BUCKET}/${PREFIX}/clin_a/000000000000.parquet`), 'the verified part is not downloaded again');
     assert.ok(proxy.requests.includes(`GET ${part1}`));
     assert.match(r.stderr, /fetch: clinical\/clin_a\/000000000000\.parquet unchanged, kept/);

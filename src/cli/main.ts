@@ -296,7 +296,7 @@ const data = program.command('data').description('Fetch real releases, generate 
 const fetchCmd = data
   .command('fetch')
   .description('Download a real release of the public index files into the cache (or --out), check every published sha256, then build its database')
-  .option('--tables <list>', 'all (every release file and the clinical tables), core (the five tables of the wheel), or table names separated by commas (index = idc_index, clinical = the clinical tables); default: every release file (for pypi: core), without the clinical tables')
+  .option('--tables <list>', 'all (every release file and the clinical tables), core (the five tables of the wheel), or names separated by commas (index = idc_index, clinical = the clinical tables, core; e.g. core,clinical); default: every release file (for pypi: core), without the clinical tables')
   .option('--out <dir>', 'folder to fetch into (default: <cache>/releases/<release>-<source>)')
   .option('--no-build', 'download and check only');
 releaseOptions(fetchCmd, false)

@@ -93,6 +93,11 @@ export function selectFiles(tables: FetchOptions['tables'], source: ReleaseSourc
       if (!out.includes('clinical_index')) out.push('clinical_index');
       continue;
     }
+    // core or all inside a list (core,clinical): their files.
+    if (name.toLowerCase() === 'core' || name.toLowerCase() === 'all') {
+      for (const f of name.toLowerCase() === 'core' ? CORE_FILES : ALL_FILES) if (!out.includes(f)) out.push(f);
+      continue;
+    }
     const stem = STEM_BY_TABLE.get(name) ?? name;
     if (!ALL_FILES.includes(stem)) throw new ReleaseError(`unknown table ${JSON.stringify(raw)}: use all, core, or names among ${ALL_FILES.join(', ')} (index = idc_index; clinical = the clinical tables of the metadata bucket)`);
     if (!out.includes(stem)) out.push(stem);
@@ -103,7 +108,7 @@ export function selectFiles(tables: FetchOptions['tables'], source: ReleaseSourc
 
 /** Whether --tables asks for the clinical tables of the metadata bucket: all, or a list naming clinical. */
 export function wantsClinical(tables: FetchOptions['tables']): boolean {
-  return tables === 'all' || (Array.isArray(tables) && tables.some((t) => t.trim().toLowerCase() === 'clinical'));
+  return tables === 'all' || (Array.isArray(tables) && tables.some((t) => ['clinical', 'all'].includes(t.trim().toLowerCase())));
 }
 
 /** The default folder of a release in the cache. */
