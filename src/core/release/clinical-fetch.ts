@@ -103,7 +103,7 @@ export async function fetchClinical(o: ClinicalFetchOptions): Promise<ClinicalFe
     retries: o.retries ?? 5,
     retryBaseMs: o.retryBaseMs ?? 500,
     checksum: true,
-    onRetry: (what, attempt, err) => o.emit({ type: 'retry', message: `${what} (attempt ${attempt}): ${err.message}` }),
+    onRetry: (_what, attempt, err) => o.emit({ type: 'retry', message: `${err.message} (attempt ${attempt})` }),
   });
   const signal = o.signal ?? new AbortController().signal;
   try {
