@@ -78,6 +78,9 @@ export interface Config {
   /** Endpoint overrides of the object stores (a mirror or a local S3-compatible server); null = the dataset's own. */
   cloud1Endpoint: string | null;
   cloud2Endpoint: string | null;
+  /** The public metadata bucket the clinical tables are fetched from (S3 endpoint and bucket; a mirror replaces them). */
+  metadataEndpoint: string;
+  metadataBucket: string;
   build: string | null;
   logLevel: string;
   /** An agent tool call that asks for progress is told after this long, then at this interval. */
@@ -206,6 +209,8 @@ export const SETTINGS: Record<string, Setting> = {
   },
   IDQS_CLOUD1_ENDPOINT: { key: 'cloud1Endpoint', schema: url(), doc: 'replaces the first store’s endpoint in download commands and payloads' },
   IDQS_CLOUD2_ENDPOINT: { key: 'cloud2Endpoint', schema: url(), doc: 'replaces the second store’s endpoint' },
+  IDQS_METADATA_S3_ENDPOINT: { key: 'metadataEndpoint', schema: { ...url(), default: 'https://s3.amazonaws.com' }, doc: '`data fetch --tables clinical`: S3-compatible endpoint of the metadata bucket (a mirror)' },
+  IDQS_METADATA_BUCKET: { key: 'metadataBucket', schema: Type.String({ default: 'idc-open-metadata', pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' }), doc: 'bucket holding `bigquery_export/idc_v<N>_clinical/<table>/*.parquet`' },
   IDQS_BUILD: { key: 'build', schema: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' }), doc: 'build stamp reported as `api_version+build`' },
   IDQS_LOG_LEVEL: { key: 'logLevel', schema: oneOf('info', LOG_LEVELS), doc: 'log level' },
   IDQS_MCP_PROGRESS_MS: { key: 'mcpProgressMs', schema: int(1000, 10, 60_000), doc: 'an agent tool call that sent a progress token gets progress notifications after this long, then at this interval' },
@@ -232,6 +237,7 @@ export const OTHER_VARIABLES: Record<string, string> = {
   IDQS_API: 'idqs download: the service that resolves cohorts',
   IDQS_DOWNLOAD_RETRY_BASE_MS: 'idqs download: first retry delay (tests)',
   IDQS_DOWNLOAD_LIST_PAGE: 'idqs download: listing page size (tests)',
+  IDQS_FETCH_RETRY_BASE_MS: 'idqs data fetch: first retry delay of the clinical tables (tests)',
   IDQS_RELEASE_GCS_URL: 'release source base URL',
   IDQS_RELEASE_GITHUB_URL: 'release source base URL',
   IDQS_PYPI_INDEX: 'release source: package index',

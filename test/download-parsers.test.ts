@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { parseSize } from '../src/download/command.ts';
 import { DEFAULT_LAYOUT, parseLayout, parseManifest, renderLayout } from '../src/download/layout.ts';
 import { cohortFilters } from '../src/download/run.ts';
-import { parseListResult } from '../src/download/s3.ts';
+import { parseListResult } from '../src/core/s3.ts';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { folderName, folderNameSql } from '../src/core/rules/folder-name.ts';
 

@@ -194,7 +194,7 @@ test('discovery routes answer from the release, checked against the files', { sk
   const sql = await post<{ error: { message: string } }>('/v3/sql', { sql: 'SELECT count(*) FROM seg_index' }, 400);
   assert.match(sql.error.message, /Table with name seg_index does not exist[\s\S]*--tables seg_index/);
   const clin = await get<{ error: { message: string } }>('/v3/clinical/tables', 404);
-  assert.match(clin.error.message, /no clinical tables[\s\S]*--tables clinical_index/);
+  assert.match(clin.error.message, /no clinical tables[\s\S]*--tables clinical fetches them/);
 });
 
 test('cohort routes: counts, manifests, licenses, citations, SQL and viewer links against the files', { skip }, async () => {

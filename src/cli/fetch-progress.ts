@@ -68,6 +68,10 @@ export function fetchReporter(stream: NodeJS.WriteStream = process.stderr): { on
           if (!tty) stream.write(`fetch: ${e.file} unchanged, kept\n`);
         }
         break;
+      case 'clinical':
+        say(`fetching ${e.tables} clinical table${e.tables === 1 ? '' : 's'} (${e.files} object${e.files === 1 ? '' : 's'}) from ${e.prefix}`);
+        ensureBar();
+        break;
       case 'unpack':
         say(`unpacking ${e.file}`);
         break;

@@ -84,6 +84,7 @@ async function ensureReleaseDb(cfg: Config, o: ReleaseFlags & { tables?: string;
       out: o.out ? resolve(o.out) : undefined,
       mirror: o.mirror,
       env: process.env,
+      metadata: { endpoint: cfg.metadataEndpoint, bucket: cfg.metadataBucket },
       onEvent: reporter.onEvent,
       onBuildProgress: (s, d, t) => {
         buildProgress ??= progressReporter('building database');
@@ -295,7 +296,7 @@ const data = program.command('data').description('Fetch real releases, generate 
 const fetchCmd = data
   .command('fetch')
   .description('Download a real release of the public index files into the cache (or --out), check every published sha256, then build its database')
-  .option('--tables <list>', 'all (default; for pypi: core), core (the five tables of the wheel), or table names separated by commas (index = idc_index)')
+  .option('--tables <list>', 'all (every release file and the clinical tables), core (the five tables of the wheel), or names separated by commas (index = idc_index, clinical = the clinical tables, core; e.g. core,clinical); default: every release file (for pypi: core), without the clinical tables')
   .option('--out <dir>', 'folder to fetch into (default: <cache>/releases/<release>-<source>)')
   .option('--no-build', 'download and check only');
 releaseOptions(fetchCmd, false)
@@ -306,6 +307,8 @@ Sources (base URLs replaced by --mirror, or IDQS_RELEASE_GCS_URL, IDQS_RELEASE_G
   gcs     <base>/<release>/release_artifacts/<file> (latest: current/), every table with .sha256, _schema.json, .sql
   github  <base>/<release>/<file>, the release assets of idc-index-data
   pypi    the idc-index-data wheel of that version on a simple index: the five core tables only
+Clinical tables (--tables all, or clinical): s3://idc-open-metadata/bigquery_export/idc_v<N>_clinical/<table>/*.parquet,
+  read anonymously (IDQS_METADATA_S3_ENDPOINT, IDQS_METADATA_BUCKET for a mirror); a table that cannot be fetched is named.
 
 Downloads run in parallel, resume after an interruption (rerun the command) and are retried; a file
 that does not match its published sha256 is refused and kept aside as <file>.rejected. A release
@@ -326,6 +329,7 @@ already in the cache is reused without the network. Examples:
       out: o.out ? resolve(o.out) : undefined,
       mirror: o.mirror,
       env: process.env,
+      metadata: { endpoint: cfg.metadataEndpoint, bucket: cfg.metadataBucket },
     };
     if (!o.build) {
       const reporter = fetchReporter();

@@ -11,7 +11,7 @@ import { DEFAULT_STORES } from '../core/data/manifest.ts';
 import { folderName } from '../core/rules/folder-name.ts';
 import { parseLayout, parseManifest, renderLayout, type Layout, type SeriesTarget } from './layout.ts';
 import { humanBytes, type Reporter, type Summary } from './report.ts';
-import { EndpointUnreachable, S3Client, type S3Object } from './s3.ts';
+import { EndpointUnreachable, S3Client, type S3Object } from '../core/s3.ts';
 import { invalidLines, planSaved, reportSaved } from './saved.ts';
 import { ServiceClient, ServiceUnreachable, type Filters, type LicenseRow, type SeriesRow, type StoreKey, type StoreMeta } from './service.ts';
 

@@ -42,6 +42,8 @@ export interface BuildReport {
   /** What a user should look at: values lost to a type conversion, a release label that could not be read. */
   warnings: string[];
   clinical: number;
+  /** Clinical tables the fetch could not bring or the build could not read ("*": none could be listed), and why: the rest is served. */
+  clinical_failed: { table: string; reason: string }[];
   v2: string[];
   seconds: number;
 }
@@ -224,13 +226,15 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   const identity = await datasetIdentity(opts.from);
   const report: BuildReport = {
     db: opts.db, identity, rebuilt: false, release: '', index_version: '', tables: [], missing: [], renamed: [], filled: [], extra: [],
-    kept_types: [], ignored: [], warnings: [], clinical: 0, v2: [], seconds: 0,
+    kept_types: [], ignored: [], warnings: [], clinical: 0, clinical_failed: [], v2: [], seconds: 0,
   };
   const upToDate = async () => {
     if (opts.force || (await builtIdentity(opts.db)) !== identity) return false;
     const meta = await builtMetadata(opts.db);
     report.release = meta?.release ?? '';
     report.index_version = meta?.index_version ?? '';
+    // Still not served: the tables the fetch could not bring (the database is unchanged, so is what it lacks).
+    report.clinical_failed = (await readManifest(opts.from))?.provenance?.clinical?.failed ?? [];
     report.seconds = (Date.now() - started) / 1000;
     return true;
   };
@@ -288,7 +292,9 @@ async function buildLocked(opts: BuildOptions, identity: string, report: BuildRe
     const known = new Set(TABLES.map((t) => `${t.file}.parquet`));
     report.ignored = (await readdir(opts.from)).filter((f) => f.endsWith('.parquet') && !known.has(f)).sort();
     progress('clinical', done++, total);
-    report.clinical = await loadSchemaFolder(conn, join(opts.from, 'clinical'), 'clinical', true);
+    report.clinical = await loadSchemaFolder(conn, join(opts.from, 'clinical'), 'clinical', true, [], report.clinical_failed);
+    report.clinical_failed.push(...(manifest?.provenance?.clinical?.failed ?? []));
+    for (const f of report.clinical_failed) report.warnings.push(`clinical table ${f.table === '*' ? '(all)' : f.table} is not served: ${f.reason}`);
     progress('v2', done++, total);
     await loadSchemaFolder(conn, join(opts.from, 'v2'), 'v2', false, report.v2);
     if (report.v2.includes('dicom_series') && report.v2.includes('dicom_instances')) {
@@ -403,8 +409,19 @@ async function schemaDocs(dir: string, def: TableDef): Promise<{ table: string; 
 
 const SAFE_NAME = /^[A-Za-z0-9_]+$/;
 
-/** Load `<dir>/<name>.parquet` or `<dir>/<name>/*.parquet` into a schema. */
-async function loadSchemaFolder(conn: DuckDBConnection, dir: string, schema: string, foldersOnly: boolean, names: string[] = []): Promise<number> {
+/**
+ * Load `<dir>/<name>.parquet` or `<dir>/<name>/*.parquet` into a schema. With
+ * `failed`, a table whose files cannot be read is recorded there and skipped
+ * (one damaged clinical table must not cost the release); else it is an error.
+ */
+async function loadSchemaFolder(
+  conn: DuckDBConnection,
+  dir: string,
+  schema: string,
+  foldersOnly: boolean,
+  names: string[] = [],
+  failed?: { table: string; reason: string }[],
+): Promise<number> {
   if (!existsSync(dir)) return 0;
   await conn.run(`CREATE SCHEMA IF NOT EXISTS ${qi(schema)}`);
   let n = 0;
@@ -420,7 +437,13 @@ async function loadSchemaFolder(conn: DuckDBConnection, dir: string, schema: str
       source = `read_parquet(${lit(join(dir, e.name))})`;
     } else continue;
     if (!SAFE_NAME.test(name)) continue;
-    await conn.run(`CREATE TABLE ${qi(schema)}.${qi(name)} AS SELECT * FROM ${source}`);
+    try {
+      await conn.run(`CREATE TABLE ${qi(schema)}.${qi(name)} AS SELECT * FROM ${source}`);
+    } catch (e) {
+      if (!failed) throw e;
+      failed.push({ table: name, reason: `its Parquet files cannot be read: ${(e as Error).message.split('\n')[0]}` });
+      continue;
+    }
     names.push(name);
     n++;
   }

@@ -66,6 +66,16 @@ export interface ReleaseProvenance {
   verified: Record<string, string | null>;
   /** Tables of the release that were not fetched (not in the source, or not asked for). */
   not_fetched: string[];
+  /** The clinical tables fetched from the metadata bucket (data fetch --tables clinical or all), and those that could not be. */
+  clinical?: ClinicalProvenance;
+}
+
+export interface ClinicalProvenance {
+  /** s3://<bucket>/bigquery_export/idc_v<N>_clinical/ */
+  prefix: string;
+  tables: string[];
+  /** Tables not fetched and why ("*": the listing itself failed). */
+  failed: { table: string; reason: string }[];
 }
 
 export interface BibRecord {

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { removeDeadLeftovers, withCacheLock } from '../cache-lock.ts';
 import { build, type BuildReport } from '../data/build.ts';
-import { DEFAULT_STORES, RELEASE_DEFAULTS, type DatasetManifest, type ReleaseProvenance } from '../data/manifest.ts';
+import { DEFAULT_STORES, RELEASE_DEFAULTS, type ClinicalProvenance, type DatasetManifest, type ReleaseProvenance } from '../data/manifest.ts';
+import { dropStaging, fetchClinical, metadataBucket, releaseNumberOfFolder, type MetadataBucket } from './clinical-fetch.ts';
 import { TABLES } from '../registry/tables.ts';
 import { downloadFile, exists, FetchError, getText, type Downloaded, type GetOptions } from './http-file.ts';
 import { sha256File, unpackWheel } from './open.ts';
@@ -25,6 +26,7 @@ export type FetchEvent =
   | { type: 'length'; file: string; bytes: number | null }
   | { type: 'bytes'; delta: number }
   | { type: 'file'; file: string; status: 'downloaded' | 'reused' | 'missing'; bytes: number; resumed?: number }
+  | { type: 'clinical'; prefix: string; tables: number; files: number }
   | { type: 'unpack'; file: string }
   | { type: 'retry'; message: string }
   | { type: 'warning'; message: string };
@@ -33,8 +35,10 @@ export interface FetchOptions {
   /** A version such as 25.0.5, or latest. */
   release: string;
   source: ReleaseSource;
-  /** all, core, or file stems / table names (index = idc_index); default all the source has. */
+  /** all, core, or file stems / table names (index = idc_index, clinical = the clinical tables); default all the source's files (without the clinical tables). */
   tables?: 'all' | 'core' | string[];
+  /** Where the clinical tables are fetched from (default: IDQS_METADATA_S3_ENDPOINT / IDQS_METADATA_BUCKET of env, else the public bucket). */
+  metadata?: MetadataBucket;
   cacheDir: string;
   /** Folder to fetch into; default <cacheDir>/releases/<release>-<source>. */
   out?: string;
@@ -59,6 +63,8 @@ export interface FetchResult {
   /** Tables not fetched: absent from the source or not asked for. */
   not_fetched: string[];
   warnings: string[];
+  /** With --tables all or clinical: the clinical tables fetched and those that could not be. */
+  clinical?: ClinicalProvenance;
   bytes: number;
   seconds: number;
 }
@@ -82,12 +88,27 @@ export function selectFiles(tables: FetchOptions['tables'], source: ReleaseSourc
   for (const raw of tables) {
     const name = raw.trim().replace(/\.parquet$/, '');
     if (!name) continue;
+    // The clinical tables come from the metadata bucket; their dictionary is a release file.
+    if (name.toLowerCase() === 'clinical') {
+      if (!out.includes('clinical_index')) out.push('clinical_index');
+      continue;
+    }
+    // core or all inside a list (core,clinical): their files.
+    if (name.toLowerCase() === 'core' || name.toLowerCase() === 'all') {
+      for (const f of name.toLowerCase() === 'core' ? CORE_FILES : ALL_FILES) if (!out.includes(f)) out.push(f);
+      continue;
+    }
     const stem = STEM_BY_TABLE.get(name) ?? name;
-    if (!ALL_FILES.includes(stem)) throw new ReleaseError(`unknown table ${JSON.stringify(raw)}: use all, core, or names among ${ALL_FILES.join(', ')} (index = idc_index)`);
+    if (!ALL_FILES.includes(stem)) throw new ReleaseError(`unknown table ${JSON.stringify(raw)}: use all, core, or names among ${ALL_FILES.join(', ')} (index = idc_index; clinical = the clinical tables of the metadata bucket)`);
     if (!out.includes(stem)) out.push(stem);
   }
   if (!out.includes('idc_index')) out.unshift('idc_index');
   return out;
+}
+
+/** Whether --tables asks for the clinical tables of the metadata bucket: all, or a list naming clinical. */
+export function wantsClinical(tables: FetchOptions['tables']): boolean {
+  return tables === 'all' || (Array.isArray(tables) && tables.some((t) => ['clinical', 'all'].includes(t.trim().toLowerCase())));
 }
 
 /** The default folder of a release in the cache. */
@@ -120,10 +141,12 @@ function manifestOf(version: string | null, checksums: Record<string, string>, p
 }
 
 /** A cached release that a pinned request can use as it is (no network). */
-async function cachedRelease(folder: string, source: ReleaseSource, release: string, files: string[]): Promise<DatasetManifest | null> {
+async function cachedRelease(folder: string, source: ReleaseSource, release: string, files: string[], clinical = false): Promise<DatasetManifest | null> {
   if (release === 'latest') return null;
   const m = await readDatasetJson(folder);
   if (!m?.provenance || m.provenance.source !== source || m.index_version !== release) return null;
+  // Clinical tables asked for: cached only when an earlier fetch brought every one of them.
+  if (clinical && (!m.provenance.clinical || m.provenance.clinical.failed.length > 0)) return null;
   const wanted = source === 'pypi' ? CORE_FILES : files;
   const have = (f: string) => Boolean(m.checksums[`${f}.parquet`]) && existsSync(join(folder, `${f}.parquet`));
   const settled = (f: string) => have(f) || m.provenance!.not_fetched.includes(TABLES.find((t) => t.file === f)?.name ?? f) || m.provenance!.not_fetched.includes(f);
@@ -140,7 +163,7 @@ export async function fetchRelease(o: FetchOptions): Promise<FetchResult> {
   if (o.source === 'pypi') return fetchFolder(o);
   const folder = o.out ?? releaseFolder(o.cacheDir, o.release, o.source);
   // A pinned release already complete is read without taking the lock (nothing is written).
-  if (await cachedRelease(folder, o.source, o.release, selectFiles(o.tables, o.source))) return fetchFolder(o);
+  if (await cachedRelease(folder, o.source, o.release, selectFiles(o.tables, o.source), wantsClinical(o.tables))) return fetchFolder(o);
   return withCacheLock(folder, `fetching release ${o.release} from ${o.source}`, () => fetchFolder(o), o.signal);
 }
 
@@ -178,10 +201,11 @@ async function fetchFolder(o: FetchOptions): Promise<FetchResult> {
     folder, source: o.source, requested: o.release, version: o.release === 'latest' ? null : o.release,
     downloaded: [], reused: [], not_fetched: [], warnings: [], bytes: 0, seconds: 0,
   };
-  const cached = await cachedRelease(folder, o.source, o.release, files);
+  const cached = await cachedRelease(folder, o.source, o.release, files, wantsClinical(o.tables));
   if (cached) {
     result.reused = Object.keys(cached.checksums).filter((f) => f.endsWith('.parquet'));
     result.not_fetched = cached.provenance!.not_fetched;
+    result.clinical = cached.provenance!.clinical;
     result.seconds = (Date.now() - started) / 1000;
     return result;
   }
@@ -198,6 +222,7 @@ async function fetchFolder(o: FetchOptions): Promise<FetchResult> {
         if (f in previous.provenance.verified) provenance.verified[f] = previous.provenance.verified[f]!;
       }
     }
+    if (previous.provenance.clinical) provenance.clinical = previous.provenance.clinical;
   }
   emit({ type: 'plan', source: o.source, release: o.release, folder, files: files.length });
   const ac = new AbortController();
@@ -274,6 +299,7 @@ async function fetchFolder(o: FetchOptions): Promise<FetchResult> {
   );
   if (first !== undefined) throw first;
   if (o.signal?.aborted) throw o.signal.reason;
+  if (wantsClinical(o.tables)) await fetchClinicalInto(o, folder, checksums, provenance, result, emit);
   const asked = new Set(files);
   for (const f of ALL_FILES) {
     const t = TABLES.find((x) => x.file === f)?.name ?? f;
@@ -281,9 +307,50 @@ async function fetchFolder(o: FetchOptions): Promise<FetchResult> {
   }
   for (const t of result.not_fetched) if (!provenance.not_fetched.includes(t)) provenance.not_fetched.push(t);
   result.not_fetched = provenance.not_fetched;
+  result.clinical = provenance.clinical;
   await writeDatasetJson(folder, manifestOf(result.version, checksums, provenance));
   result.seconds = (Date.now() - started) / 1000;
   return result;
+}
+
+/** The clinical tables of the release from the metadata bucket: failures are named, never fatal to the release. */
+async function fetchClinicalInto(
+  o: FetchOptions,
+  folder: string,
+  checksums: Record<string, string>,
+  provenance: ReleaseProvenance,
+  result: FetchResult,
+  emit: (e: FetchEvent) => void,
+): Promise<void> {
+  const store = o.metadata ?? metadataBucket(o.env ?? process.env);
+  const n = result.version ? Number(result.version.split('.')[0]) : await releaseNumberOfFolder(folder);
+  if (!n) {
+    const reason = 'the release number is unknown (idc_index.parquet carries no idc_index_data_version): fetch a pinned release (--release 25.0.5) to get its clinical tables';
+    provenance.clinical = { prefix: '', tables: [], failed: [{ table: '*', reason }] };
+    result.warnings.push(`clinical tables not fetched: ${reason}`);
+    emit({ type: 'warning', message: result.warnings.at(-1)! });
+    return;
+  }
+  const c = await fetchClinical({
+    folder, releaseNumber: n, store, checksums, urls: provenance.urls, haveIndex: Boolean(checksums['clinical_index.parquet']),
+    concurrency: o.concurrency, retries: o.retries, retryBaseMs: o.retryBaseMs ?? (Number(o.env?.IDQS_FETCH_RETRY_BASE_MS) || undefined), signal: o.signal, emit,
+  });
+  provenance.clinical = { prefix: c.prefix, tables: c.tables, failed: c.failed };
+  provenance.not_fetched = provenance.not_fetched.filter((t) => !t.startsWith('clinical.'));
+  for (const f of c.failed) {
+    if (f.table !== '*') result.not_fetched.push(`clinical.${f.table}`);
+    result.warnings.push(`clinical table ${f.table === '*' ? '(all)' : f.table} not fetched: ${f.reason}`);
+  }
+  // The release files lacked clinical_index, the bucket had it: it is there after all.
+  if (c.tables.includes('clinical_index') && !c.failed.some((f) => f.table === 'clinical_index')) {
+    result.not_fetched = result.not_fetched.filter((t) => t !== 'clinical_index');
+    result.warnings = result.warnings.filter((w) => !w.startsWith('clinical_index.parquet is not in the release'));
+  }
+  result.downloaded.push(...c.downloaded);
+  result.reused.push(...c.reused);
+  result.bytes += c.bytes;
+  // Staged parts of a failed table are kept for the next run to resume; the rest is cleared.
+  await dropStaging(folder, c.failed.map((f) => f.table));
 }
 
 function createHashHex(text: string): string {
@@ -303,6 +370,7 @@ async function fetchWheel(o: FetchOptions, files: string[], get: GetOptions, sta
   const project = RELEASE_DEFAULTS.sources.pypi.project;
   const extra = files.filter((f) => !CORE_FILES.includes(f));
   const warnings = extra.length > 0 ? [`the wheel holds the core tables only; ${extra.join(', ')} need --source gcs or github`] : [];
+  if (wantsClinical(o.tables)) warnings.push('the clinical tables are fetched with the release files only: use --source gcs or github');
   if (o.release !== 'latest') {
     const folder = o.out ?? releaseFolder(o.cacheDir, o.release, 'pypi');
     const cached = await cachedRelease(folder, 'pypi', o.release, files);

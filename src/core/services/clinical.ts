@@ -71,10 +71,10 @@ interface DictionaryEntry {
 function requireClinical(ctx: AppContext): void {
   if (ctx.catalog.clinicalTables.length === 0) {
     throw notFound(
-      msg`This build has no clinical tables: the database was built from a release folder without clinical/<table>/*.parquet. Their dictionary, clinical_index, comes with the release files (${fetchTablesCommand(
+      msg`This build has no clinical tables: the database was built from a release folder without clinical/<table>/*.parquet. ${fetchTablesCommand(
         ctx,
-        ['clinical_index'],
-      )}); the per-collection tables are published beside them (s3://idc-open-metadata/bigquery_export/idc_v<release>_clinical/<table>/*.parquet): put them in the release folder as clinical/<table>/*.parquet and rebuild. Imaging discovery (${see(
+        ['clinical'],
+      )} fetches them with their dictionary, clinical_index (from s3://idc-open-metadata/bigquery_export/idc_v<release>_clinical/<table>/*.parquet, anonymously), and rebuilds. Imaging discovery (${see(
         'list_tables',
       )}) and ${see('run_sql')} still work.`,
     );

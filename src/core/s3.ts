@@ -1,4 +1,4 @@
-// Anonymous S3 over plain HTTP(S): ListObjectsV2 with paging and GET of
+// Anonymous S3 over plain HTTP(S) (shared by the downloader and the clinical fetch): ListObjectsV2 with paging and GET of
 // objects to disk, with keep-alive connections, retries with backoff on 5xx,
 // 429 and connection errors, and a size check of every body (plus, with
 // checksum, the MD5 of single-part objects against their ETag). No credentials, no request signing: the stores are public.

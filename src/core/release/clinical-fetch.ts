@@ -1,0 +1,211 @@
+// Fetch the per-collection clinical tables of a release from the public
+// metadata bucket (s3://<bucket>/bigquery_export/idc_v<N>_clinical/<table>/*.parquet),
+// anonymously, into <folder>/clinical/<table>/. Every part is checked against
+// the listing's size and (single-part objects) its ETag's MD5. A table is
+// staged under .clinical-partial/ and moved into clinical/ only when all its
+// parts are there, so the build never sees half a table; verified parts stay
+// staged after a failure, so a repeated fetch resumes. A table that cannot be
+// fetched is named (not_fetched: clinical.<table>) and the others are kept.
+
+import { DuckDBInstance } from '@duckdb/node-api';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import pLimit from 'p-limit';
+import { S3Client, type S3Object } from '../s3.ts';
+import { lit } from '../data/sql.ts';
+import type { FetchEvent } from './fetch.ts';
+
+export interface MetadataBucket {
+  /** S3-compatible endpoint (path-style requests), e.g. https://s3.amazonaws.com. */
+  endpoint: string;
+  bucket: string;
+}
+
+export const METADATA_DEFAULTS: MetadataBucket = { endpoint: 'https://s3.amazonaws.com', bucket: 'idc-open-metadata' };
+
+/** The bucket from the settings (IDQS_METADATA_S3_ENDPOINT, IDQS_METADATA_BUCKET; see src/config.ts), else the public one. */
+export function metadataBucket(env: NodeJS.ProcessEnv = process.env): MetadataBucket {
+  return {
+    endpoint: env.IDQS_METADATA_S3_ENDPOINT || METADATA_DEFAULTS.endpoint,
+    bucket: env.IDQS_METADATA_BUCKET || METADATA_DEFAULTS.bucket,
+  };
+}
+
+export interface ClinicalFetchOptions {
+  folder: string;
+  /** Data release number (25 for index version 25.0.5). */
+  releaseNumber: number;
+  store: MetadataBucket;
+  /** Relative path → checksum of what the folder holds; updated in place ("s3:<etag>:<size>" for clinical parts). */
+  checksums: Record<string, string>;
+  urls: Record<string, string>;
+  /** The release files brought clinical_index: the bucket's copy (if any) is not needed. */
+  haveIndex: boolean;
+  concurrency?: number;
+  retries?: number;
+  retryBaseMs?: number;
+  signal?: AbortSignal;
+  emit: (e: FetchEvent) => void;
+}
+
+export interface ClinicalFetchResult {
+  prefix: string;
+  tables: string[];
+  downloaded: string[];
+  reused: string[];
+  /** Tables that could not be fetched, with why; a whole-listing failure is table "*". */
+  failed: { table: string; reason: string }[];
+  bytes: number;
+}
+
+const TABLE = /^[A-Za-z0-9_]+$/;
+const PART = /^[A-Za-z0-9_.=-]+\.parquet$/;
+const STAGING = '.clinical-partial';
+
+/** The release number a fetched idc_index.parquet carries (its idc_index_data_version key), for `latest`. */
+export async function releaseNumberOfFolder(folder: string): Promise<number | null> {
+  const file = join(folder, 'idc_index.parquet');
+  if (!existsSync(file)) return null;
+  const inst = await DuckDBInstance.create(':memory:', { threads: '1' });
+  const conn = await inst.connect();
+  try {
+    const r = await conn.runAndReadAll(`SELECT decode(value) FROM parquet_kv_metadata(${lit(file)}) WHERE decode(key) = 'idc_index_data_version'`);
+    const v = r.getRows()[0]?.[0];
+    const m = typeof v === 'string' ? /^(\d+)\./.exec(v) : null;
+    return m ? Number(m[1]) : null;
+  } finally {
+    conn.closeSync();
+    inst.closeSync();
+  }
+}
+
+function partChecksum(o: S3Object): string {
+  return `s3:${o.etag ?? ''}:${o.size}`;
+}
+
+/** Where a table's parts go: clinical/<table>/, except the bucket's clinical_index, which is a release table. */
+function finalDir(folder: string, table: string): string {
+  return table === 'clinical_index' ? join(folder, 'clinical_index') : join(folder, 'clinical', table);
+}
+
+function relDir(table: string): string {
+  return table === 'clinical_index' ? 'clinical_index' : `clinical/${table}`;
+}
+
+export async function fetchClinical(o: ClinicalFetchOptions): Promise<ClinicalFetchResult> {
+  const prefix = `bigquery_export/idc_v${o.releaseNumber}_clinical/`;
+  const where = `s3://${o.store.bucket}/${prefix} at ${o.store.endpoint}`;
+  const result: ClinicalFetchResult = { prefix: `s3://${o.store.bucket}/${prefix}`, tables: [], downloaded: [], reused: [], failed: [], bytes: 0 };
+  const client = new S3Client({
+    endpoint: o.store.endpoint,
+    connections: Math.max(1, o.concurrency ?? 4),
+    retries: o.retries ?? 5,
+    retryBaseMs: o.retryBaseMs ?? 500,
+    checksum: true,
+    onRetry: (_what, attempt, err) => o.emit({ type: 'retry', message: `${err.message} (attempt ${attempt})` }),
+  });
+  const signal = o.signal ?? new AbortController().signal;
+  try {
+    let objects: S3Object[];
+    try {
+      objects = await client.list(o.store.bucket, prefix, signal);
+    } catch (e) {
+      if (signal.aborted) throw e;
+      result.failed.push({ table: '*', reason: `cannot list ${where}: ${(e as Error).message}` });
+      o.emit({ type: 'warning', message: `clinical tables not fetched: ${result.failed[0]!.reason}` });
+      return result;
+    }
+    const byTable = new Map<string, S3Object[]>();
+    for (const obj of objects) {
+      const [table, part, ...rest] = obj.key.slice(prefix.length).split('/');
+      if (!table || !part || rest.length > 0 || !TABLE.test(table) || !PART.test(part)) continue;
+      if (table === 'clinical_index' && o.haveIndex) continue;
+      byTable.set(table, [...(byTable.get(table) ?? []), obj]);
+    }
+    if (byTable.size === 0) {
+      result.failed.push({ table: '*', reason: `${where} lists no <table>/*.parquet objects (is ${o.releaseNumber} a release with clinical data?)` });
+      o.emit({ type: 'warning', message: `clinical tables not fetched: ${result.failed[0]!.reason}` });
+      return result;
+    }
+    result.tables = [...byTable.keys()].sort();
+    o.emit({ type: 'clinical', prefix: result.prefix, tables: result.tables.length, files: [...byTable.values()].reduce((n, p) => n + p.length, 0) });
+    for (const parts of byTable.values()) for (const p of parts) o.emit({ type: 'length', file: p.key, bytes: p.size });
+    const limit = pLimit(Math.max(1, o.concurrency ?? 4));
+    await Promise.all(
+      result.tables.map((table) =>
+        limit(async () => {
+          try {
+            await fetchTable(o, client, table, byTable.get(table)!, result, signal);
+          } catch (e) {
+            if (signal.aborted) throw e;
+            result.failed.push({ table, reason: (e as Error).message });
+            o.emit({ type: 'warning', message: `clinical table ${table} not fetched: ${(e as Error).message}` });
+          }
+        }),
+      ),
+    );
+    result.failed.sort((a, b) => a.table.localeCompare(b.table));
+    return result;
+  } finally {
+    client.close();
+  }
+}
+
+async function fetchTable(o: ClinicalFetchOptions, client: S3Client, table: string, parts: S3Object[], result: ClinicalFetchResult, signal: AbortSignal): Promise<void> {
+  const rel = relDir(table);
+  const dest = finalDir(o.folder, table);
+  const name = (p: S3Object) => p.key.slice(p.key.lastIndexOf('/') + 1);
+  // Unchanged since the last fetch (same parts, sizes and ETags): nothing to do.
+  const have = existsSync(dest) ? (await readdir(dest)).filter((f) => f.endsWith('.parquet')).sort() : [];
+  const same =
+    have.length === parts.length &&
+    parts.every((p) => o.checksums[`${rel}/${name(p)}`] === partChecksum(p) && have.includes(name(p)));
+  if (same) {
+    for (const p of parts) {
+      result.reused.push(`${rel}/${name(p)}`);
+      o.emit({ type: 'bytes', delta: p.size });
+      o.emit({ type: 'file', file: `${rel}/${name(p)}`, status: 'reused', bytes: 0 });
+    }
+    return;
+  }
+  // The table changed or is new: whatever copy the folder holds is not this release's; it is replaced (or gone on failure).
+  for (const k of Object.keys(o.checksums)) if (k.startsWith(`${rel}/`)) delete o.checksums[k];
+  await rm(dest, { recursive: true, force: true });
+  const stage = join(o.folder, STAGING, table);
+  await mkdir(stage, { recursive: true });
+  for (const f of await readdir(stage)) if (!parts.some((p) => f === name(p) || f === `${name(p)}.etag`)) await rm(join(stage, f), { force: true });
+  for (const p of parts) {
+    const file = join(stage, name(p));
+    const mark = `${file}.etag`;
+    // A part verified by an earlier, interrupted run (same size and ETag): kept.
+    if (existsSync(file) && existsSync(mark) && (await readFile(mark, 'utf8')) === partChecksum(p) && (await stat(file)).size === p.size) {
+      o.emit({ type: 'bytes', delta: p.size });
+      o.emit({ type: 'file', file: `${rel}/${name(p)}`, status: 'reused', bytes: 0, resumed: p.size });
+      result.reused.push(`${rel}/${name(p)}`);
+      continue;
+    }
+    await rm(mark, { force: true });
+    await client.download(p, `${file}.tmp-${process.pid}`, file, signal, (d) => o.emit({ type: 'bytes', delta: d }));
+    await writeFile(mark, partChecksum(p));
+    result.bytes += p.size;
+    result.downloaded.push(`${rel}/${name(p)}`);
+    o.emit({ type: 'file', file: `${rel}/${name(p)}`, status: 'downloaded', bytes: p.size });
+  }
+  // Every part is there and verified: the table moves into place whole.
+  for (const p of parts) await rm(join(stage, `${name(p)}.etag`), { force: true });
+  await mkdir(join(dest, '..'), { recursive: true });
+  await rename(stage, dest);
+  for (const p of parts) {
+    o.checksums[`${rel}/${name(p)}`] = partChecksum(p);
+    o.urls[`${rel}/${name(p)}`] = client.objectUrl(p.bucket, p.key);
+  }
+}
+
+/** Staged parts of tables no longer listed (or all of them after a success): not kept forever. */
+export async function dropStaging(folder: string, keep: string[]): Promise<void> {
+  const dir = join(folder, STAGING);
+  if (!existsSync(dir)) return;
+  for (const t of await readdir(dir)) if (!keep.includes(t)) await rm(join(dir, t), { recursive: true, force: true });
+  if ((await readdir(dir)).length === 0) await rm(dir, { recursive: true, force: true });
+}
