@@ -104,6 +104,11 @@ function App() {
     const url = `/${toQuery(next)}`;
     if (url !== `${location.pathname}${location.search}`) history.pushState(null, '', url);
   }, []);
+  // A collection's or analysis result's page opened as the cohort: back to the charts with its filter.
+  const openAsCohort = (filter: ViewState['filter']) => {
+    openPage(null);
+    if (view) update({ ...view, filter, tab: 'charts' });
+  };
 
   const filterKey = view ? JSON.stringify(view.filter) : '';
   const mode = view?.count ?? 'patients';
@@ -252,20 +257,14 @@ function App() {
                   id={page.id}
                   mode={mode}
                   onBack={() => openPage(null)}
-                  onCohort={(filter) => {
-                    openPage(null);
-                    update({ ...view, filter, tab: 'charts' });
-                  }}
+                  onCohort={openAsCohort}
                 />
               ) : page ? (
                 <CollectionPage
                   id={page.id}
                   mode={mode}
                   onBack={() => openPage(null)}
-                  onCohort={(filter) => {
-                    openPage(null);
-                    update({ ...view, filter, tab: 'charts' });
-                  }}
+                  onCohort={openAsCohort}
                 />
               ) : (
                 <>

@@ -6,9 +6,9 @@
 import type { AppContext } from '../context.ts';
 import { invalidQuery } from '../errors.ts';
 import type { FilterObject } from '../filters/v3.ts';
-import { round, tbFromMb, toNumber } from './numbers.ts';
+import { toNumber } from './numbers.ts';
 import { parseReleaseArg, servedSql, versionFilter } from './release-versions.ts';
-import type { Counts } from './version.ts';
+import { countsFromRow, type Counts } from './version.ts';
 
 /** `instances` counts the series whose version is still current (earlier versions record no instance count; see warnings). */
 export interface AsOfCounts extends Counts {
@@ -25,7 +25,7 @@ export async function asOfCounts(ctx: AppContext, filters: FilterObject, asOf: s
   const w = versionFilter(filters, 'filters');
   const r = await ctx.engine.one(
     `SELECT count(DISTINCT v.PatientID) AS patients, count(DISTINCT v.StudyInstanceUID) AS studies, count(*) AS series,
-       coalesce(sum(v.series_size_MB), 0) AS mb, coalesce(sum(i.instanceCount), 0) AS instances, count(*) FILTER (WHERE i.crdc_series_uuid IS NULL) AS unknown_instances
+       coalesce(sum(v.series_size_MB), 0) AS size_mb, coalesce(sum(i.instanceCount), 0) AS instances, count(*) FILTER (WHERE i.crdc_series_uuid IS NULL) AS unknown_instances
      FROM ${servedSql(current, release, w.sql)} v LEFT JOIN "index" i ON i.crdc_series_uuid = v.crdc_series_uuid`,
     w.params,
   );
@@ -35,16 +35,10 @@ export async function asOfCounts(ctx: AppContext, filters: FilterObject, asOf: s
   const unknown = toNumber(r?.unknown_instances);
   if (unknown > 0) warnings.push(`instances counts the ${toNumber(r?.series) - unknown} series whose v${release} version is still current; the other ${unknown} were earlier versions, whose instance counts are not recorded.`);
   if (Object.keys(terms).length === 0) warnings.push(`No filter: these are the totals of the whole v${release} release.`);
-  const mb = toNumber(r?.mb);
   return {
     as_of: `v${release}`,
     computed_on: ctx.dataset.release,
-    patients: toNumber(r?.patients),
-    studies: toNumber(r?.studies),
-    series: toNumber(r?.series),
-    instances: toNumber(r?.instances),
-    size_TB: tbFromMb(mb),
-    size_MB: round(mb, 3),
+    ...countsFromRow(r),
     filters_applied: { terms, ranges: {} },
     warnings,
   };

@@ -8,6 +8,7 @@
 // walked (table.ts guarantees it).
 
 import type { CountMode, FacetTable, RangeColumn } from './table.ts';
+import type { Totals } from '../cohort-index/totals.ts';
 
 /** A filter clause over the table: `rejects` marks the rows it does not select. */
 export interface Clause {
@@ -193,13 +194,8 @@ export function countPass(t: FacetTable, clauses: Clause[], slots: number[], mod
   };
 }
 
-export interface Totals {
-  patients: number;
-  studies: number;
-  series: number;
-  instances: number;
-  size_mb: number;
-}
+// One shape of totals for the facet pass and the cohort index.
+export type { Totals } from '../cohort-index/totals.ts';
 
 /**
  * Distinct patients, studies and series, instances and size of the rows in
