@@ -15,12 +15,15 @@
 #        IDQS_RESTART_CMD    restarts one replica, {port} replaced
 #                            (systemctl restart idqs@{port}); must return once the old process has exited
 #        IDQS_READY_TIMEOUT_S  longest wait for one replica's /v3/ready (300)
+#        IDQS_SETTLE_S       wait after a replica is ready before the next restart (3): longer
+#                            than nginx's fail_timeout, so nginx has it back in rotation first
 set -euo pipefail
 
 env_file=${IDQS_ENV_FILE:-/etc/idqs/idqs.env}
 idqs_cmd=${IDQS_CMD:-idqs}
 restart_cmd=${IDQS_RESTART_CMD:-systemctl restart idqs@\{port\}}
 ready_timeout=${IDQS_READY_TIMEOUT_S:-300}
+settle_s=${IDQS_SETTLE_S:-3}
 
 die() { echo "switch-release: $*" >&2; exit 2; }
 
@@ -34,6 +37,7 @@ esac
 name=${target%%=*}; value=${target#*=}
 [ -r "$env_file" ] || die "cannot read the replicas' environment file $env_file (set IDQS_ENV_FILE)"
 for p in "${ports[@]}"; do [[ $p =~ ^[0-9]+$ ]] || die "'$p' is not a port"; done
+[[ $settle_s =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "IDQS_SETTLE_S='$settle_s' is not a number of seconds"
 
 # 1. Build aside, with the replicas' own settings (same cache folder).
 if [ "$name" = IDQS_RELEASE ]; then
@@ -62,5 +66,8 @@ for port in "${ports[@]}"; do
     sleep 0.2
   done
   echo "replica $port: ready, serving $(curl -fsS "http://127.0.0.1:$port/v3/version")"
+  # nginx skips a replica for fail_timeout after it refused a request; restarting the next one
+  # before this one is back in rotation would leave a single replica, and one hiccup there a 502.
+  [ "$port" = "${ports[-1]}" ] || sleep "$settle_s"
 done
 echo "all ${#ports[@]} replicas switched to $name=$value"
