@@ -234,3 +234,36 @@ test('(d) a start-up after a crash removes the worker folders of dead servers, a
     await s.exited;
   }
 });
+
+test('(d) idqs mcp and idqs sql also remove the worker folders of dead processes at start, and only those', async () => {
+  const db = (await testDataset()).db;
+  for (const command of ['mcp', 'sql'] as const) {
+    const root = tempRoot();
+    const deadPid = spawnSync(process.execPath, ['-e', '']).pid!;
+    assert.ok(gone(deadPid));
+    const dead = join(root, `idqs-sql-${deadPid}-0-AbC123`);
+    const live = join(root, `idqs-sql-${process.pid}-1-XyZ789`);
+    for (const d of [dead, live]) {
+      mkdirSync(join(d, 'spill'), { recursive: true });
+      writeFileSync(join(d, 'spill', 'block.tmp'), 'x'.repeat(1000));
+    }
+    const args = command === 'mcp' ? ['mcp', '--db', db] : ['sql', '--db', db, 'SELECT 42 AS answer', '--format', 'json'];
+    const proc = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, TMPDIR: root, IDQS_LOG_LEVEL: 'warn' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    started.push(proc);
+    let err = '';
+    let out = '';
+    proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+    // mcp: up once it says so on stderr; sql: once it has answered and exited.
+    if (command === 'mcp') await until('idqs mcp to start', () => /agent tools \(MCP\) on stdio/.test(err) || proc.exitCode !== null, 120_000, () => err);
+    else assert.equal(await exited, 0, err);
+    assert.ok(!existsSync(dead), `${command}: the folder of a dead process is removed`);
+    assert.ok(existsSync(join(live, 'spill', 'block.tmp')), `${command}: the folder of a live process is kept`);
+    assert.match(err, /removed 1 temporary folder\(s\) left by caller-SQL workers/, `${command} says what it removed`);
+    if (command === 'mcp') {
+      proc.stdin!.end();
+      await exited;
+    } else assert.equal(JSON.parse(out).rows[0].answer, 42, out);
+  }
+});

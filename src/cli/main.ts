@@ -432,6 +432,7 @@ program
     const maxRows = applyLimit('--max-rows', o.maxRows, limits.sqlRows);
     if (maxRows.warning) process.stderr.write(`warning: ${maxRows.warning}\n`);
     const dbFile = await resolveDb(cfg, o.db, { demo: o.demo });
+    reportSwept(sweepStaleWorkerTempDirs());
     const ctx = await createContext(cfg, dbFile);
     // IDQS_DB is silent in resolveDb (the other defaults say which data they chose): say it here (stdout stays the result).
     if (!o.db && cfg.db) process.stderr.write(`answering from IDQS_DB (${dbFile}): data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ', synthetic' : ''}; --db FILE picks another database\n`);
