@@ -25,10 +25,20 @@ const TermValues = Type.Array(TermValue);
 const TermsOnly = Type.Record(Type.String(), TermValues);
 const RangesOnly = Type.Record(Type.String(), RangeSchema);
 
+const AllTerms = Type.Optional(
+  Type.Record(Type.String(), Type.Array(Type.String()), {
+    description:
+      'Categorical attribute of the series to values that a study must ALL have (each in at least one of its series); selects every series of such studies. ' +
+      'E.g. {"Modality": ["CT", "PT"]}: the studies with both a CT and a PT series (the portal\'s "studies with ALL selected modalities"; terms is ANY). ' +
+      'An attribute is given in terms or in all_terms, not both.',
+    examples: [{ Modality: ['CT', 'PT'] }],
+  }),
+);
+
 /** One member of a union: a filter of terms and ranges (no union inside). */
 export const SubFilterSchema = Type.Object(
-  { terms: Type.Optional(TermsOnly), ranges: Type.Optional(RangesOnly) },
-  { additionalProperties: false, description: 'A filter of terms and ranges, as the top-level ones.' },
+  { terms: Type.Optional(TermsOnly), ranges: Type.Optional(RangesOnly), all_terms: AllTerms },
+  { additionalProperties: false, description: 'A filter of terms, ranges and all_terms, as the top-level ones.' },
 );
 
 const AnyOf = Type.Optional(
@@ -39,16 +49,6 @@ const AnyOf = Type.Optional(
       'A cart of collections, patients, studies and series is a union of one filter per kind, e.g. ' +
       '[{"terms": {"collection_id": ["nlst"]}}, {"terms": {"SeriesInstanceUID": ["1.2.3"]}}]. An empty list is ignored.',
     examples: [[{ terms: { collection_id: ['nlst'], Modality: ['CT'] } }, { terms: { PatientID: ['TCGA-02-0003'] } }]],
-  }),
-);
-
-const AllTerms = Type.Optional(
-  Type.Record(Type.String(), Type.Array(Type.String()), {
-    description:
-      'Categorical attribute of the series to values that a study must ALL have (each in at least one of its series); selects every series of such studies. ' +
-      'E.g. {"Modality": ["CT", "PT"]}: the studies with both a CT and a PT series (the portal\'s "studies with ALL selected modalities"; terms is ANY). ' +
-      'An attribute is given in terms or in all_terms, not both.',
-    examples: [{ Modality: ['CT', 'PT'] }],
   }),
 );
 
@@ -101,11 +101,13 @@ const AppliedTermsRanges = {
     ),
 };
 
+const AppliedAllTerms = Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()), { description: 'The all-of values as applied, when the filter has them.' }));
+
 export const FiltersApplied = Type.Object(
   {
     ...AppliedTermsRanges,
-    all_terms: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()), { description: 'The all-of values as applied, when the filter has them.' })),
-    any_of: Type.Optional(Type.Array(Type.Object(AppliedTermsRanges), { description: 'The union as applied, when the filter has one.' })),
+    all_terms: AppliedAllTerms,
+    any_of: Type.Optional(Type.Array(Type.Object({ ...AppliedTermsRanges, all_terms: AppliedAllTerms }), { description: 'The union as applied, when the filter has one.' })),
   },
   { description: 'The filter as applied: duplicate values removed, empty value lists and bound-less ranges dropped.' },
 );

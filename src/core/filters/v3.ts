@@ -24,17 +24,21 @@ export interface FilterObject {
   /** Values a study must all have (in some series each): selects every series of such studies (the portal's Modality ALL). */
   all_terms?: Record<string, string[]> | null;
   ranges?: Record<string, RangeBound>;
-  /** A union: series matching at least one of these filters (terms and ranges only). */
+  /** A union: series matching at least one of these filters (terms, all_terms and ranges; no union inside). */
   any_of?: FilterObject[] | null;
 }
 
-type Applied = { terms: Record<string, (string | null)[]>; ranges: Record<string, { gte?: number | string; lte?: number | string }> };
+type Applied = {
+  terms: Record<string, (string | null)[]>;
+  ranges: Record<string, { gte?: number | string; lte?: number | string }>;
+  all_terms?: Record<string, string[]>;
+};
 
 export interface CompiledFilter {
   /** SQL boolean expression over `index` columns; `TRUE` for an empty filter. */
   where: string;
   params: Param[];
-  filters_applied: Applied & { all_terms?: Record<string, string[]>; any_of?: Applied[] };
+  filters_applied: Applied & { any_of?: Applied[] };
   warnings: string[];
   /** No clause applies: the filter selects the entire dataset. */
   empty: boolean;
@@ -183,7 +187,6 @@ export async function compileFilter(ctx: AppContext, f: FilterObject | undefined
   }
 
   for (const [name, raw] of Object.entries(f?.all_terms ?? {})) {
-    if (inUnion) throw invalidQuery('all_terms is not allowed inside any_of: give it at the top level of the filter.');
     const attr = ATTRIBUTE_BY_NAME.get(name);
     if (!attr || attr.kind !== 'term') unknownAttribute(name, 'term');
     if (!attr.categorical || attr.collection) {
@@ -252,7 +255,7 @@ export async function compileFilter(ctx: AppContext, f: FilterObject | undefined
         warnings.push(...c.warnings.filter((w) => !w.startsWith('The filter is empty')).map((w) => `any_of[${i}]: ${w}`));
         parts.push(`(${c.where})`);
         params.push(...c.params);
-        subs.push({ terms: c.filters_applied.terms, ranges: c.filters_applied.ranges });
+        subs.push({ terms: c.filters_applied.terms, ranges: c.filters_applied.ranges, ...(c.filters_applied.all_terms ? { all_terms: c.filters_applied.all_terms } : {}) });
       }
       clauses.push(`(${parts.join(' OR ')})`);
       applied.any_of = subs;
