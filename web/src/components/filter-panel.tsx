@@ -227,13 +227,13 @@ function TermBody(props: CardProps & { facet: TermFacet | undefined }) {
       {facet.truncated ? <div class="muted small">Only the {facet.values.length} most frequent values are listed.</div> : null}
       {facet.missing && (facet.missing.count > 0 || none) && sort !== 'program' ? (
         <ul class="values none-bucket">
-          <li class={facet.missing.count === 0 ? 'zero' : undefined}>
+          <li class={facet.missing.count === 0 ? 'zero' : undefined} data-none-bucket>
             <label title={mode === 'all' ? 'ALL takes values only: switch to ANY to select the series without a value' : 'Series without a value'}>
               <input type="checkbox" checked={none} disabled={mode === 'all'} onChange={(e) => set([...selected], e.currentTarget.checked)} />
               <span class="value">
                 <em>None (no value)</em>
               </span>
-              <span class="count" data-count={facet.missing.count} data-value="">
+              <span class="count" data-count={facet.missing.count} data-none>
                 {fmtCount(facet.missing.count)}
               </span>
               <span class="bar" aria-hidden="true">
