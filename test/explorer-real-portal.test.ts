@@ -49,6 +49,8 @@ async function counts(where: string): Promise<string> {
 async function shots(name: string): Promise<void> {
   for (const [w, h] of WIDTHS) {
     await b.page.setViewportSize({ width: w, height: h });
+    // The view itself, below the totals.
+    await b.page.locator('.tab-panel').scrollIntoViewIfNeeded();
     await b.screenshot(`portal-real-${w}-${name}`);
   }
   await b.page.setViewportSize({ width: 1440, height: 900 });
