@@ -170,6 +170,37 @@ async function identifierRows(ctx: AppContext, t: FacetTable, name: string, valu
   return m;
 }
 
+/**
+ * Rows of the studies that have every value (all_terms), from the table's
+ * codes and study ids: one pass, no engine round trip (the engine would hand
+ * back hundreds of thousands of positions). null when it cannot (no study
+ * ids, over 32 values): the caller asks the engine.
+ */
+function studiesWithAll(t: FacetTable, c: TermColumn, values: string[]): Uint8Array | null {
+  const ids = t.entities.studies.ids;
+  if (ids === null || values.length > 32) return null;
+  const selected = new Uint8Array(t.rows);
+  const bit = new Int32Array(t.slotSizes[c.slot]!).fill(-1);
+  for (const [i, v] of values.entries()) {
+    const code = c.codeOf.get(v);
+    // A value no series has: no study has them all.
+    if (code === undefined) return selected;
+    bit[code] = i;
+  }
+  let top = 0;
+  for (let r = 0; r < ids.length; r++) if (ids[r]! > top) top = ids[r]!;
+  const mask = new Uint32Array(top + 1);
+  const { codes, width } = t;
+  for (let r = 0, i = c.slot; r < t.rows; r++, i += width) {
+    const b = bit[codes[i]!]!;
+    if (b >= 0) mask[ids[r]!]! |= 1 << b;
+  }
+  const full = values.length === 32 ? 0xffffffff : (1 << values.length) - 1;
+  // Study id 0 is a series without a study: never selected, as NULL fails IN.
+  for (let r = 0; r < t.rows; r++) if (ids[r] !== 0 && mask[ids[r]!] === full) selected[r] = 1;
+  return selected;
+}
+
 /** Facet table positions of the rows of index matching an SQL condition. */
 async function engineRows(ctx: AppContext, t: FacetTable, where: string, params: string[]): Promise<number[]> {
   const found = await ctx.engine.rows(`SELECT rowid::INTEGER AS rid FROM "index" WHERE ${where}`, params);
@@ -258,9 +289,12 @@ async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: st
     const where =
       `StudyInstanceUID IN (SELECT StudyInstanceUID FROM "index" WHERE ${qi(name)} IN (${values.map(() => '?').join(', ')}) ` +
       `GROUP BY StudyInstanceUID HAVING count(DISTINCT ${qi(name)}) = ${values.length})`;
-    const selected = new Uint8Array(t.rows);
-    for (const p of await engineRows(ctx, t, where, values)) selected[p] = 1;
     const c = t.columns.get(name);
+    let selected = c?.kind === 'term' ? studiesWithAll(t, c, values) : null;
+    if (selected === null) {
+      selected = new Uint8Array(t.rows);
+      for (const p of await engineRows(ctx, t, where, values)) selected[p] = 1;
+    }
     clauses.push({ ...rowsClause(name, selected), slot: c?.kind === 'term' ? c.slot : -1 });
   }
   for (const [name, r] of Object.entries(applied.ranges)) {
