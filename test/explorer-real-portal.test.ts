@@ -26,7 +26,7 @@ before(async () => {
   const rel = await pinnedRelease();
   raw = await (await DuckDBInstance.create(':memory:')).connect();
   await raw.run(
-    `CREATE TABLE idx AS SELECT collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID FROM read_parquet(${lit(join(rel.fetch.folder, 'idc_index.parquet'))})`,
+    `CREATE TABLE idx AS SELECT collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, Modality, BodyPartExamined FROM read_parquet(${lit(join(rel.fetch.folder, 'idc_index.parquet'))})`,
   );
   s = await startServer({}, rel.db);
   b = await openBrowser({ width: 1440, height: 900 });
@@ -50,7 +50,7 @@ async function shots(name: string): Promise<void> {
   for (const [w, h] of WIDTHS) {
     await b.page.setViewportSize({ width: w, height: h });
     // The view itself, below the totals.
-    await b.page.locator('.tab-panel').scrollIntoViewIfNeeded();
+    await b.page.locator('.tab-panel').evaluate((el) => el.scrollIntoView({ block: 'start' }));
     await b.screenshot(`portal-real-${w}-${name}`);
   }
   await b.page.setViewportSize({ width: 1440, height: 900 });
@@ -105,5 +105,24 @@ test(`the real release ${PIN.release}: a collection page, then a cart of a colle
   assert.equal(series.reduce((a, t) => a + Number(t.replaceAll(',', '')), 0), Number(want.split('/')[2]), 'SQL over the cart counts its series');
   assert.deepEqual(await axe(b.page), [], 'axe on SQL over the real cart');
   await shots('sql-cart');
+  assert.deepEqual(b.problems, [], 'no console error or failed request');
+});
+
+test(`the real release ${PIN.release}: Modality ALL from a link, then the None bucket of Body part examined, totals by SQL over the Parquet file`, { skip: SKIP_REAL }, async () => {
+  const both = await counts(`StudyInstanceUID IN (SELECT StudyInstanceUID FROM idx WHERE Modality = 'CT' INTERSECT SELECT StudyInstanceUID FROM idx WHERE Modality = 'PT')`);
+  await b.page.goto(`${s.url}/?Modality=CT&Modality=PT&Modality_op=AND`);
+  await b.page.locator(`[data-total="series"][data-value="${both.split('/')[2]}"]`).waitFor({ timeout: 60_000 });
+  assert.equal(await b.page.locator('[data-total="patients"]').getAttribute('data-value'), both.split('/')[0]);
+  const facet = b.page.locator('#filters [data-facet="Modality"]');
+  await facet.scrollIntoViewIfNeeded();
+  await b.screenshot('portal-real-1440-modality-all');
+  assert.deepEqual(await axe(b.page), [], 'axe with ALL on the real release');
+
+  const none = await counts(`BodyPartExamined IS NULL`);
+  await b.page.goto(`${s.url}/?BodyPartExamined_none=1`);
+  await b.page.locator(`[data-total="series"][data-value="${none.split('/')[2]}"]`).waitFor({ timeout: 60_000 });
+  assert.equal(await b.page.locator('[data-total="patients"]').getAttribute('data-value'), none.split('/')[0]);
+  await b.page.locator('#filters [data-facet="BodyPartExamined"] [data-none-bucket]').scrollIntoViewIfNeeded();
+  await b.screenshot('portal-real-1440-none-bucket');
   assert.deepEqual(b.problems, [], 'no console error or failed request');
 });

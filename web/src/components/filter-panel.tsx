@@ -132,7 +132,8 @@ function TermBody(props: CardProps & { facet: TermFacet | undefined }) {
   let values = facet.values.filter((v) => (q === '' || v.value.toLowerCase().includes(q)) && (!props.hideZero || v.count > 0 || selected.has(v.value)));
   if (sort === 'name') values = [...values].sort((a, b) => a.value.localeCompare(b.value));
   const shown = all || q !== '' ? values : values.slice(0, FIRST);
-  const top = Math.max(1, ...facet.values.map((v) => v.count));
+  // The None bucket shares the scale: its bar stays inside the card.
+  const top = Math.max(1, ...facet.values.map((v) => v.count), facet.missing?.count ?? 0);
   const set = (vs: string[], withNone = none, m = mode) => props.onFilter(withTerms(filter, attr.name, withNone ? [...vs, null] : vs, m === 'all'));
   const switchMode = (m: 'any' | 'all') => {
     setMode(m);
