@@ -1,6 +1,6 @@
 // The portal's remaining controls in the explorer, on the test dataset:
 // Modality ANY / ALL, the None bucket, the Derived group, "# in cart" and
-// the per-row s5cmd download of the tables. Totals and counts against SQL
+// the per-row s5cmd download of the tables and the collections list. Totals and counts against SQL
 // written here; the URL carries ALL and None; axe (heading order included)
 // on each view; screenshots at 390, 768, 1024 and 1440 px.
 
@@ -126,5 +126,12 @@ test('"# in cart" counts the cart\'s series per study row by SQL; a row download
   const uuids = (await s.ctx.engine.rows(`SELECT crdc_series_uuid AS u FROM "index" WHERE StudyInstanceUID = ? ORDER BY 1`, [study])).map((r) => String(r.u));
   assert.equal(lines.length, uuids.length, 'one cp line per series of the study');
   for (const u of uuids) assert.ok(lines.some((l) => l.includes(`/${u}/`)), `the manifest copies ${u}`);
+
+  // The collections list has the portal's "# series in cart" too.
+  const [top] = await s.ctx.engine.rows(`SELECT collection_id AS c, count(*)::INTEGER AS n FROM "index" WHERE Modality = ? GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1`, [pair[0]]);
+  await b.page.goto(`${s.url}/?tab=collections`);
+  await b.page.locator(`[data-view="collections-list"] [data-in-cart="${top!.c}"]:not(:has-text("—"))`).waitFor({ timeout: 20_000 });
+  assert.equal(Number((await b.page.locator(`[data-view="collections-list"] [data-in-cart="${top!.c}"]`).textContent())!.replaceAll(',', '')), top!.n);
+  assert.deepEqual(await axe(b.page), [], 'axe on the collections list with its cart column');
   assert.deepEqual(b.problems, [], 'no console error or failed request');
 });

@@ -11,6 +11,7 @@ import { allCollections, post, get, type Citations, type CollectionInfo, type Co
 import { count as fmtCount, size } from '../format.ts';
 import { CartToggle, ErrorBox } from './common.tsx';
 import { ListView, type Column } from './list-view.tsx';
+import { useInCart } from './row-cart.tsx';
 
 interface ListProps {
   release: string;
@@ -44,6 +45,8 @@ export function CollectionsList(props: ListProps) {
   useEffect(() => {
     allCollections().then(setAll).catch(setError);
   }, []);
+  // The portal's "# Series in Cart" of each collection.
+  const inCart = useInCart('collections', useMemo(() => (all ?? []).map((c) => c.collection_id), [all]));
   const inCohort = useMemo(() => {
     const f = props.facets?.facets.collection_id as TermFacet | undefined;
     return new Map((f?.values ?? []).map((v) => [v.value, v.filtered_count]));
@@ -92,6 +95,13 @@ export function CollectionsList(props: ListProps) {
     { key: 'licenses', heading: 'Licenses', cell: (c) => licensesOf(c) || '—' },
     { key: 'supporting', heading: 'Supporting data', cell: (c) => c.supporting_data ?? '—' },
     { key: 'cart', heading: 'Cart', cell: (c) => <CartToggle kind="collections" id={c.collection_id} release={props.release} /> },
+    {
+      key: 'in-cart',
+      heading: '# series in cart',
+      num: true,
+      sortValue: (c) => inCart?.get(c.collection_id) ?? 0,
+      cell: (c) => <span data-in-cart={c.collection_id}>{inCart ? fmtCount(inCart.get(c.collection_id) ?? 0) : '—'}</span>,
+    },
   ];
   return (
     <ListView
