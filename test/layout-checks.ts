@@ -35,9 +35,11 @@ export async function axe(page: Page): Promise<string[]> {
   const { passes, violations: found } = (await page.evaluate(AXE_RUN)) as { passes: number; violations: { id: string; impact: string; help: string; nodes: string[] }[] };
   // A run that checked nothing would pass silently.
   assert.ok(passes >= 10, `axe checked only ${passes} rules`);
-  const minor = found.filter((v) => v.impact !== 'serious' && v.impact !== 'critical');
+  // Headings skipping a level (heading-order, moderate) fail too: screen-reader users navigate by them.
+  const failing = (v: { id: string; impact: string }) => v.impact === 'serious' || v.impact === 'critical' || v.id === 'heading-order';
+  const minor = found.filter((v) => !failing(v));
   if (minor.length > 0) process.stdout.write(`# axe, minor: ${minor.map((v) => v.id).join(', ')}\n`);
-  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.join('; ')})`);
+  return found.filter(failing).map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.join('; ')})`);
 }
 
 interface Measures {

@@ -22,7 +22,9 @@ export const IDC_DOWNLOAD_DIR = './idc-data';
 /** Whether the filter is collection_id alone: then each collection gets a command of its own. */
 function collectionsOnly(applied: Parameters<CommandWriter>[0]): string[] | null {
   const termKeys = Object.keys(applied.terms);
-  if (termKeys.length === 1 && termKeys[0] === 'collection_id' && Object.keys(applied.ranges).length === 0) return applied.terms.collection_id ?? [];
+  const ids = applied.terms.collection_id ?? [];
+  // collection_id is categorical: null (no collection) would name no collection of its own.
+  if (termKeys.length === 1 && termKeys[0] === 'collection_id' && Object.keys(applied.ranges).length === 0 && !applied.all_terms && !ids.includes(null)) return ids as string[];
   return null;
 }
 

@@ -18,13 +18,27 @@ export const RangeSchema = Type.Object(
 /** Filters of a union (any_of) at most: a cart holds one per kind of item, a few per saved cohort. */
 export const ANY_OF_MAX = 100;
 
-const TermsOnly = Type.Record(Type.String(), Type.Array(Type.String()));
+/** Values of a term attribute; null stands for no value (the portal's None bucket). */
+// A type list rather than a union: the validator coerces types, and would turn null into "" for a union's string branch.
+export const TermValue = Type.Unsafe<string | null>({ type: ['string', 'null'] });
+const TermValues = Type.Array(TermValue);
+const TermsOnly = Type.Record(Type.String(), TermValues);
 const RangesOnly = Type.Record(Type.String(), RangeSchema);
+
+const AllTerms = Type.Optional(
+  Type.Record(Type.String(), Type.Array(Type.String()), {
+    description:
+      'Categorical attribute of the series to values that a study must ALL have (each in at least one of its series); selects every series of such studies. ' +
+      'E.g. {"Modality": ["CT", "PT"]}: the studies with both a CT and a PT series (the portal\'s "studies with ALL selected modalities"; terms is ANY). ' +
+      'An attribute is given in terms or in all_terms, not both.',
+    examples: [{ Modality: ['CT', 'PT'] }],
+  }),
+);
 
 /** One member of a union: a filter of terms and ranges (no union inside). */
 export const SubFilterSchema = Type.Object(
-  { terms: Type.Optional(TermsOnly), ranges: Type.Optional(RangesOnly) },
-  { additionalProperties: false, description: 'A filter of terms and ranges, as the top-level ones.' },
+  { terms: Type.Optional(TermsOnly), ranges: Type.Optional(RangesOnly), all_terms: AllTerms },
+  { additionalProperties: false, description: 'A filter of terms, ranges and all_terms, as the top-level ones.' },
 );
 
 const AnyOf = Type.Optional(
@@ -41,8 +55,10 @@ const AnyOf = Type.Optional(
 export const FilterSchema = Type.Object(
   {
     terms: Type.Optional(
-      Type.Record(Type.String(), Type.Array(Type.String()), {
-        description: 'Attribute name to accepted values (OR within an attribute, AND across attributes). Values are case-sensitive; take them from GET /v3/attributes/{attr}/values.',
+      Type.Record(Type.String(), TermValues, {
+        description:
+          'Attribute name to accepted values (OR within an attribute, AND across attributes). Values are case-sensitive; take them from GET /v3/attributes/{attr}/values. ' +
+          'null among the values of a categorical attribute selects the series without a value (the missing bucket of the facets), e.g. {"BodyPartExamined": ["CHEST", null]}.',
         examples: [{ collection_id: ['nlst'], Modality: ['CT'] }],
       }),
     ),
@@ -52,6 +68,7 @@ export const FilterSchema = Type.Object(
         examples: [{ instanceCount: { gte: 50 } }],
       }),
     ),
+    all_terms: AllTerms,
     any_of: AnyOf,
   },
   { additionalProperties: false, description: 'Cohort filter over the series table index.' },
@@ -64,6 +81,7 @@ export const FilterOrWrappedSchema = Type.Object(
   {
     terms: FilterSchema.properties.terms,
     ranges: FilterSchema.properties.ranges,
+    all_terms: AllTerms,
     any_of: AnyOf,
     filters: Type.Optional(FilterSchema),
   },
@@ -76,17 +94,20 @@ export const FilterOrWrappedSchema = Type.Object(
 
 /** What a cohort response says it applied. */
 const AppliedTermsRanges = {
-    terms: Type.Record(Type.String(), Type.Array(Type.String())),
+    terms: Type.Record(Type.String(), TermValues),
     ranges: Type.Record(
       Type.String(),
       Type.Object({ gte: Type.Optional(Type.Union([Type.Number(), Type.String()])), lte: Type.Optional(Type.Union([Type.Number(), Type.String()])) }),
     ),
 };
 
+const AppliedAllTerms = Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()), { description: 'The all-of values as applied, when the filter has them.' }));
+
 export const FiltersApplied = Type.Object(
   {
     ...AppliedTermsRanges,
-    any_of: Type.Optional(Type.Array(Type.Object(AppliedTermsRanges), { description: 'The union as applied, when the filter has one.' })),
+    all_terms: AppliedAllTerms,
+    any_of: Type.Optional(Type.Array(Type.Object({ ...AppliedTermsRanges, all_terms: AppliedAllTerms }), { description: 'The union as applied, when the filter has one.' })),
   },
   { description: 'The filter as applied: duplicate values removed, empty value lists and bound-less ranges dropped.' },
 );
@@ -97,8 +118,8 @@ export const Warnings = Type.Array(Type.String(), {
 
 export function unwrapFilters(body: Static<typeof FilterOrWrappedSchema> | undefined): FilterObject {
   if (!body) return {};
-  if (body.filters && (body.terms || body.ranges || body.any_of)) {
+  if (body.filters && (body.terms || body.ranges || body.all_terms || body.any_of)) {
     throw invalidRequest('Send the filter either as the body itself ({terms, ranges, any_of}) or wrapped as {"filters": {...}}, not both.');
   }
-  return (body.filters ?? { terms: body.terms, ranges: body.ranges, any_of: body.any_of }) as FilterObject;
+  return (body.filters ?? { terms: body.terms, ranges: body.ranges, all_terms: body.all_terms, any_of: body.any_of }) as FilterObject;
 }

@@ -43,6 +43,7 @@ export const GUIDE = `# IDQS agent guide
 1. Find data: get_stats, get_attribute_values for collection_id or Modality, get_collection.
 2. Ground the filter: list_attributes (kind term -> terms, kind range -> ranges), then get_attribute_values for exact,
    case-sensitive values. Example filter: terms {"collection_id": ["nlst"], "Modality": ["CT"]}, ranges {"instanceCount": {"gte": 50}}.
+   null in terms selects series without a value ({"BodyPartExamined": [null]}); all_terms {"Modality": ["CT", "PT"]} selects the studies having all the values.
 3. Size it: get_cohort_counts. Read warnings (values that exist only in another casing, ignored empty lists).
 4. List it: build_cohort with a small page_size (has_more means more pages), or get_cohort_urls for URLs.
 5. Before reuse: get_licenses (commercial_use_allowed) and get_citations (cite the datasets and idc_acknowledgment).

@@ -6,7 +6,10 @@ export type CountMode = 'patients' | 'studies' | 'series';
 export type Bound = number | string;
 
 export interface Filter {
-  terms: Record<string, string[]>;
+  /** null among the values: series without a value (the None bucket). */
+  terms: Record<string, (string | null)[]>;
+  /** Values a study must all have (the portal's ALL): every series of such studies. */
+  all_terms?: Record<string, string[]>;
   ranges: Record<string, { gte?: Bound; lte?: Bound }>;
   /** A union (the cart): series matching one of these filters. */
   any_of?: Filter[];
@@ -180,7 +183,7 @@ export async function postText(path: string, body: unknown, signal?: AbortSignal
 
 /** True when a filter selects something narrower than the whole release. */
 export function hasFilter(f: Filter): boolean {
-  return Object.keys(f.terms).length > 0 || Object.keys(f.ranges).length > 0 || (f.any_of?.length ?? 0) > 0;
+  return Object.keys(f.terms).length > 0 || Object.keys(f.ranges).length > 0 || Object.keys(f.all_terms ?? {}).length > 0 || (f.any_of?.length ?? 0) > 0;
 }
 
 /** A collection as GET /v3/collections lists it (the fields the explorer reads). */

@@ -115,7 +115,7 @@ export function removeCohort(i: number): void {
 
 /** The cart as one cohort filter: a union of its cohorts and of one member per kind of item. */
 export function cartFilter(c: Cart): { any_of: Filter[] } {
-  const any_of: Filter[] = c.cohorts.map((f) => ({ terms: f.terms, ranges: f.ranges }));
+  const any_of: Filter[] = c.cohorts.map((f) => ({ terms: f.terms, ranges: f.ranges, ...(f.all_terms ? { all_terms: f.all_terms } : {}) }));
   for (const k of KINDS) if (c.ids[k].length > 0) any_of.push({ terms: { [KIND_ATTRIBUTE[k]]: c.ids[k] }, ranges: {} });
   return { any_of };
 }

@@ -1,9 +1,10 @@
 // How the filter panel groups the attributes the API lists, as the portal
-// does: the search scope first (program, source collections, analysis
-// results), then Original (what the collections and their DICOM say: cancer
-// type, tumor location, species, modality...), then Related (license,
-// source and release), then identifiers. An attribute not named here still
-// appears, by its kind.
+// does: the search scope first (program, source collections), then Original
+// (what the collections and their DICOM say: cancer type, tumor location,
+// species, modality...), then Derived (analysis results: the segmentations,
+// annotations and measurements made from the originals), then Related
+// (license, source and release), then identifiers. An attribute not named
+// here still appears, by its kind.
 
 import type { AttributeInfo } from './api.ts';
 
@@ -13,7 +14,9 @@ export interface Group {
   attributes: AttributeInfo[];
 }
 
-const SCOPE = ['program_id', 'collection_id', 'analysis_result_id'];
+const SCOPE = ['program_id', 'collection_id'];
+/** The release's derived data among the filterable attributes (its seg_index and ann_group_index details are not filters: SQL). */
+const DERIVED = ['analysis_result_id'];
 /** Facts of the collection lead the Original group, in the portal's order. */
 const ORIGINAL_FIRST = ['cancer_types', 'tumor_locations', 'species', 'Modality', 'BodyPartExamined'];
 const PROVENANCE = ['license_short_name', 'source_DOI', 'series_init_idc_version', 'series_revised_idc_version'];
@@ -55,12 +58,16 @@ export const OPEN_BY_DEFAULT = new Set(['program_id', 'collection_id', 'analysis
 export function groupAttributes(attributes: AttributeInfo[]): Group[] {
   const scope = attributes.filter((a) => SCOPE.includes(a.name)).sort((a, b) => SCOPE.indexOf(a.name) - SCOPE.indexOf(b.name));
   const provenance = attributes.filter((a) => PROVENANCE.includes(a.name));
+  const derived = attributes.filter((a) => DERIVED.includes(a.name));
   const ids = attributes.filter((a) => a.kind === 'term' && !a.categorical && !SCOPE.includes(a.name));
   const rank = (n: string) => (ORIGINAL_FIRST.includes(n) ? ORIGINAL_FIRST.indexOf(n) : ORIGINAL_FIRST.length);
-  const original = attributes.filter((a) => !scope.includes(a) && !provenance.includes(a) && !ids.includes(a)).sort((a, b) => rank(a.name) - rank(b.name));
+  const original = attributes
+    .filter((a) => !scope.includes(a) && !derived.includes(a) && !provenance.includes(a) && !ids.includes(a))
+    .sort((a, b) => rank(a.name) - rank(b.name));
   return [
     { id: 'scope', title: 'Search scope', attributes: scope },
     { id: 'original', title: 'Original: collection and DICOM attributes', attributes: original },
+    { id: 'derived', title: 'Derived: analysis results (segmentations, annotations, measurements)', attributes: derived },
     { id: 'related', title: 'Related: license, source and release', attributes: provenance },
     { id: 'ids', title: 'Identifiers', attributes: ids },
   ].filter((g) => g.attributes.length > 0);

@@ -243,6 +243,8 @@ function App() {
           </div>
           <Tabs tab={view.tab} onTab={setTab} facets={facets} cartItems={itemCount(cartNow)} />
           <section id={`panel-${view.tab}`} role="tabpanel" aria-labelledby={`tab-${view.tab}`} class="tab-panel">
+            {/* The views' own headings are h3 (or h2 on the collection lists and pages): one h2 keeps their order. */}
+            {view.tab !== 'collections' ? <h2 class="sr-only">{TAB_HEADINGS[view.tab]}</h2> : null}
             {view.tab === 'charts' ? (
               <Charts attributes={boot.attributes} facets={facets?.facets ?? null} filter={view.filter} mode={mode} onFilter={setFilter} />
             ) : view.tab === 'export' ? (
@@ -269,7 +271,6 @@ function App() {
               ) : (
                 <>
                   <CollectionsList facets={facets} mode={mode} onOpen={(id) => openPage({ kind: 'collection', id })} release={boot.version.idc_version} />
-                  <h2 class="section-title">Analysis results</h2>
                   <AnalysisList facets={facets} mode={mode} onOpen={(id) => openPage({ kind: 'analysis', id })} />
                 </>
               )
@@ -282,6 +283,17 @@ function App() {
     </>
   );
 }
+
+const TAB_HEADINGS: Record<Tab, string> = {
+  charts: 'Charts of the cohort',
+  collections: 'Collections',
+  patients: 'Patients of the cohort',
+  studies: 'Studies of the cohort',
+  series: 'Series of the cohort',
+  export: 'Export the cohort',
+  sql: 'SQL over the cohort',
+  cart: 'The cart',
+};
 
 /** The collection or analysis-result page open (#collection=<id>, #analysis=<id>), kept in the hash so the cohort's query stays as it is. */
 type PageRef = { kind: 'collection' | 'analysis'; id: string };

@@ -1,8 +1,10 @@
 // The whole cohort lives in the URL, in the portal's own filter-link syntax
 // (/explore/filters/?Modality=CT&collection_id=nlst&instanceCount_gte=50):
 // repeated `<attr>=<value>` for terms and `<attr>_gte` / `_lte` (also the
-// portal's `_gt`, `_lt` and `_[e]btw[e]`) for ranges, plus the explorer's
-// own `count` and `tab`. Anything that cannot be honoured becomes a note.
+// portal's `_gt`, `_lt` and `_[e]btw[e]`) for ranges, `<attr>_op=AND` for
+// the portal's ALL (a study must have every value), `<attr>_none=1` for the
+// None bucket, plus the explorer's own `count` and `tab`. Anything that
+// cannot be honoured becomes a note.
 
 import type { AttributeInfo, Bound, CountMode, Filter } from './api.ts';
 
@@ -16,7 +18,7 @@ export interface ViewState {
 }
 
 const COUNTS: CountMode[] = ['patients', 'studies', 'series'];
-const SUFFIX = /^(.+)_(gte|lte|gt|lt|btw|ebtw|btwe|ebtwe|op)$/;
+const SUFFIX = /^(.+)_(gte|lte|gt|lt|btw|ebtw|btwe|ebtwe|op|none)$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 export function emptyFilter(): Filter {
@@ -50,6 +52,7 @@ export function parseQuery(search: string, attributes: AttributeInfo[]): { state
   let count: CountMode = 'patients';
   let tab: Tab = 'charts';
   const keys = [...new Set(params.keys())];
+  const allOf: string[] = [];
   for (const key of keys) {
     const values = params.getAll(key).filter((v) => v !== '');
     if (key === 'count') {
@@ -77,8 +80,14 @@ export function parseQuery(search: string, attributes: AttributeInfo[]): { state
     const op = m[2]!;
     if (op === 'op') {
       if ((values[0] ?? 'OR').toUpperCase() === 'AND') {
-        notes.push(`${key}=AND (series having all the selected ${attr.name} values) is not supported; the values are combined with OR.`);
+        if (attr.kind === 'term' && attr.categorical) allOf.push(attr.name);
+        else notes.push(`${key}=AND: only categorical attributes take ALL; the values of ${attr.name} are combined with OR.`);
       }
+      continue;
+    }
+    if (op === 'none') {
+      if (attr.kind === 'term' && attr.categorical) filter.terms[attr.name] = [...(filter.terms[attr.name] ?? []), null];
+      else notes.push(`${key}: ${attr.name} always has a value; ignored.`);
       continue;
     }
     if (attr.kind !== 'range') {
@@ -108,12 +117,24 @@ export function parseQuery(search: string, attributes: AttributeInfo[]): { state
     }
     if (r.gte !== undefined || r.lte !== undefined) filter.ranges[attr.name] = r;
   }
+  for (const name of allOf) {
+    const vs = filter.terms[name] ?? [];
+    if (vs.includes(null)) notes.push(`${name}_op=AND with ${name}_none: ALL takes values only; the values are combined with OR.`);
+    else if (vs.length > 0) {
+      filter.all_terms = { ...filter.all_terms, [name]: vs as string[] };
+      delete filter.terms[name];
+    }
+  }
   return { state: { filter, count, tab }, notes };
 }
 
 export function toQuery(state: ViewState): string {
   const p = new URLSearchParams();
-  for (const [name, values] of Object.entries(state.filter.terms)) for (const v of values) p.append(name, v);
+  for (const [name, values] of Object.entries(state.filter.terms)) for (const v of values) p.append(v === null ? `${name}_none` : name, v ?? '1');
+  for (const [name, values] of Object.entries(state.filter.all_terms ?? {})) {
+    for (const v of values) p.append(name, v);
+    p.append(`${name}_op`, 'AND');
+  }
   for (const [name, r] of Object.entries(state.filter.ranges)) {
     if (r.gte !== undefined) p.append(`${name}_gte`, String(r.gte));
     if (r.lte !== undefined) p.append(`${name}_lte`, String(r.lte));
@@ -124,12 +145,16 @@ export function toQuery(state: ViewState): string {
   return q ? `?${q}` : '';
 }
 
-/** A copy of the filter with one attribute's term values replaced (removed when empty). */
-export function withTerms(f: Filter, name: string, values: string[]): Filter {
+/** A copy of the filter with one attribute's term values replaced (removed when empty); `all`: a study must have every value. */
+export function withTerms(f: Filter, name: string, values: (string | null)[], all = false): Filter {
   const terms = { ...f.terms };
-  if (values.length > 0) terms[name] = values;
-  else delete terms[name];
-  return { terms, ranges: f.ranges };
+  const allTerms = { ...f.all_terms };
+  delete terms[name];
+  delete allTerms[name];
+  // ALL is about values: with the None bucket in the selection the values are combined with OR.
+  if (all && values.length > 0 && !values.includes(null)) allTerms[name] = values as string[];
+  else if (values.length > 0) terms[name] = values;
+  return { terms, ranges: f.ranges, ...(Object.keys(allTerms).length > 0 ? { all_terms: allTerms } : {}) };
 }
 
 /** A copy of the filter with one attribute's range replaced (removed when it has no bound). */
@@ -137,5 +162,5 @@ export function withRange(f: Filter, name: string, r: { gte?: Bound; lte?: Bound
   const ranges = { ...f.ranges };
   if (r && (r.gte !== undefined || r.lte !== undefined)) ranges[name] = r;
   else delete ranges[name];
-  return { terms: f.terms, ranges };
+  return { ...f, ranges };
 }

@@ -19,13 +19,20 @@ export interface RangeBound {
 }
 
 export interface FilterObject {
-  terms?: Record<string, string[]>;
+  /** null among the values selects the series without a value (the portal's None bucket). */
+  terms?: Record<string, (string | null)[]>;
+  /** Values a study must all have (in some series each): selects every series of such studies (the portal's Modality ALL). */
+  all_terms?: Record<string, string[]> | null;
   ranges?: Record<string, RangeBound>;
-  /** A union: series matching at least one of these filters (terms and ranges only). */
+  /** A union: series matching at least one of these filters (terms, all_terms and ranges; no union inside). */
   any_of?: FilterObject[] | null;
 }
 
-type Applied = { terms: Record<string, string[]>; ranges: Record<string, { gte?: number | string; lte?: number | string }> };
+type Applied = {
+  terms: Record<string, (string | null)[]>;
+  ranges: Record<string, { gte?: number | string; lte?: number | string }>;
+  all_terms?: Record<string, string[]>;
+};
 
 export interface CompiledFilter {
   /** SQL boolean expression over `index` columns; `TRUE` for an empty filter. */
@@ -143,25 +150,66 @@ export async function compileFilter(ctx: AppContext, f: FilterObject | undefined
     if (!attr || attr.kind !== 'term') unknownAttribute(name, 'term');
     if (!Array.isArray(raw)) throw invalidQuery(`terms.${name} must be an array of values, e.g. ["${name === 'Modality' ? 'CT' : 'value'}"].`);
     const values = [...new Set(raw.filter((v) => v !== null && v !== undefined).map(String))];
-    if (values.length === 0) {
+    // null is the missing value: OR'd with the other values, as v2's "None".
+    const orMissing = raw.includes(null);
+    if (orMissing && !attr.categorical) {
+      throw invalidQuery(`terms.${name} has null, but every series has a ${name}: null (no value) can only be selected for categorical attributes.`);
+    }
+    if (values.length === 0 && !orMissing) {
       warnings.push(`terms.${name} has an empty value list and was ignored: it does not restrict the cohort.`);
       continue;
     }
+    const ors: string[] = [];
     if (attr.collection) {
       // A fact of the series' collection: the series of every collection that lists one of the values.
-      const { collectionsOf } = await collectionValues(ctx, attr);
+      const { collectionsOf, byCollection } = await collectionValues(ctx, attr);
       const ids = [...new Set(values.flatMap((v) => collectionsOf.get(v) ?? []))].sort();
-      clauses.push(ids.length === 0 ? 'FALSE' : `collection_id IN (${ids.map(() => '?').join(', ')})`);
+      if (ids.length > 0) ors.push(`collection_id IN (${ids.map(() => '?').join(', ')})`);
       params.push(...ids);
+      if (orMissing) {
+        // No value: a collection listing none (or a series without a collection).
+        const valued = [...byCollection].filter(([, vs]) => vs.length > 0).map(([id]) => id).sort();
+        ors.push(valued.length === 0 ? 'TRUE' : `(collection_id IS NULL OR collection_id NOT IN (${valued.map(() => '?').join(', ')}))`);
+        params.push(...valued);
+      }
     } else {
-      clauses.push(`${qi(name)} IN (${values.map(() => '?').join(', ')})`);
+      if (values.length > 0) ors.push(`${qi(name)} IN (${values.map(() => '?').join(', ')})`);
       params.push(...values);
+      if (orMissing) ors.push(`${qi(name)} IS NULL`);
     }
-    applied.terms[name] = values;
+    clauses.push(ors.length === 0 ? 'FALSE' : ors.length === 1 ? ors[0]! : `(${ors.join(' OR ')})`);
+    applied.terms[name] = orMissing ? [...values, null] : values;
     for (const [v, same] of await caseMismatches(ctx, attr, values)) {
       warnings.push(
         `No series has ${name} = '${v}': matching is case-sensitive. Use ${same.map((s) => `'${s}'`).join(' or ')}, as listed by the values of ${name}.`,
       );
+    }
+  }
+
+  for (const [name, raw] of Object.entries(f?.all_terms ?? {})) {
+    const attr = ATTRIBUTE_BY_NAME.get(name);
+    if (!attr || attr.kind !== 'term') unknownAttribute(name, 'term');
+    if (!attr.categorical || attr.collection) {
+      throw invalidQuery(`all_terms.${name}: all_terms takes categorical attributes of the series (e.g. Modality), not '${name}'.`);
+    }
+    if (!Array.isArray(raw) || raw.some((v) => typeof v !== 'string')) throw invalidQuery(`all_terms.${name} must be an array of values, e.g. ["CT", "PT"].`);
+    if (f?.terms?.[name] !== undefined) {
+      throw invalidQuery(`${name} is in both terms and all_terms: give its values in terms (any of them) or in all_terms (all of them), not both.`);
+    }
+    const values = [...new Set(raw)];
+    if (values.length === 0) {
+      warnings.push(`all_terms.${name} has an empty value list and was ignored: it does not restrict the cohort.`);
+      continue;
+    }
+    // Studies with a series of each value; every series of those studies is selected.
+    clauses.push(
+      `StudyInstanceUID IN (SELECT StudyInstanceUID FROM "index" WHERE ${qi(name)} IN (${values.map(() => '?').join(', ')}) ` +
+        `GROUP BY StudyInstanceUID HAVING count(DISTINCT ${qi(name)}) = ${values.length})`,
+    );
+    params.push(...values);
+    (applied.all_terms ??= {})[name] = values;
+    for (const [v, same] of await caseMismatches(ctx, attr, values)) {
+      warnings.push(`No series has ${name} = '${v}': matching is case-sensitive. Use ${same.map((s) => `'${s}'`).join(' or ')}, as listed by the values of ${name}.`);
     }
   }
 
@@ -207,7 +255,7 @@ export async function compileFilter(ctx: AppContext, f: FilterObject | undefined
         warnings.push(...c.warnings.filter((w) => !w.startsWith('The filter is empty')).map((w) => `any_of[${i}]: ${w}`));
         parts.push(`(${c.where})`);
         params.push(...c.params);
-        subs.push({ terms: c.filters_applied.terms, ranges: c.filters_applied.ranges });
+        subs.push({ terms: c.filters_applied.terms, ranges: c.filters_applied.ranges, ...(c.filters_applied.all_terms ? { all_terms: c.filters_applied.all_terms } : {}) });
       }
       clauses.push(`(${parts.join(' OR ')})`);
       applied.any_of = subs;

@@ -30,7 +30,8 @@ export async function asOfCounts(ctx: AppContext, filters: FilterObject, asOf: s
     w.params,
   );
   const terms: Record<string, string[]> = {};
-  for (const [k, v] of Object.entries(filters.terms ?? {})) if (v.length > 0) terms[k] = [...new Set(v)];
+  // versionFilter refused null values above.
+  for (const [k, v] of Object.entries(filters.terms ?? {})) if (v.length > 0) terms[k] = [...new Set(v as string[])];
   const warnings: string[] = [];
   const unknown = toNumber(r?.unknown_instances);
   if (unknown > 0) warnings.push(`instances counts the ${toNumber(r?.series) - unknown} series whose v${release} version is still current; the other ${unknown} were earlier versions, whose instance counts are not recorded.`);

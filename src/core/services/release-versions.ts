@@ -52,9 +52,11 @@ export function versionFilter(f: FilterObject | undefined, name: string): { sql:
       );
     }
     if (values.length === 0) continue;
+    if (values.includes(null)) throw invalidQuery(msg`${field(name)} has null in terms.${attr}; filters over releases match values only, not their absence.`);
     clauses.push(`${attr} IN (${values.map(() => '?').join(', ')})`);
-    params.push(...values);
+    params.push(...(values as string[]));
   }
+  if (Object.keys(f?.all_terms ?? {}).length > 0) throw invalidQuery(msg`${field(name)} has all_terms; filters over releases take terms on ${VERSION_ATTRIBUTES.join(', ')} only.`);
   const ranges = Object.keys(f?.ranges ?? {});
   if (ranges.length > 0) {
     throw invalidQuery(msg`${field(name)} has ranges (${ranges.join(', ')}); earlier releases record no numeric or date attributes, so filters over releases take terms on ${VERSION_ATTRIBUTES.join(', ')} only.`);

@@ -3,7 +3,7 @@
 
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../core/context.ts';
-import type { FilterObject } from '../../core/filters/v3.ts';
+import type { CompiledFilter, FilterObject } from '../../core/filters/v3.ts';
 import { cohortCounts, cohortManifest } from '../../core/services/cohort.ts';
 import { asOfCounts } from '../../core/services/as-of.ts';
 import { AS_OF_DESCRIPTION } from '../../contract/release-schemas.ts';
@@ -25,7 +25,7 @@ export interface CohortUrls {
   /** Limit applied (X-Manifest-Limit). */
   limit: number;
   urls: string[];
-  filters_applied: { terms: Record<string, string[]>; ranges: Record<string, { gte?: number | string; lte?: number | string }> };
+  filters_applied: CompiledFilter['filters_applied'];
   warnings: string[];
   note: string;
 }

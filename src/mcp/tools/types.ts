@@ -9,7 +9,7 @@ import type { AppContext } from '../../core/context.ts';
 import type { CapabilityId } from '../../core/capabilities.ts';
 import type { FilterObject } from '../../core/filters/v3.ts';
 import { SURFACES } from '../../contract/capabilities.ts';
-import { FilterSchema, RangeSchema } from '../../contract/filter-schema.ts';
+import { FilterSchema, TermValue, RangeSchema } from '../../contract/filter-schema.ts';
 import type { ToolLimits } from '../limits.ts';
 
 export interface ToolEnv {
@@ -49,9 +49,10 @@ export function defineTool<P extends TProperties>(def: {
 /** Cohort filter arguments, at the top level of a tool's arguments: {terms, ranges}. */
 export const filterInput = {
   terms: Type.Optional(
-    Type.Record(Type.String(), Type.Array(Type.String()), {
+    Type.Record(Type.String(), Type.Array(TermValue), {
       description:
         'Attribute name to accepted values: OR within an attribute, AND across attributes, e.g. {"collection_id": ["nlst"], "Modality": ["CT"]}. ' +
+        'null selects the series without a value (categorical attributes), e.g. {"BodyPartExamined": [null]}. ' +
         'Attribute names come from list_attributes (kind term); values are case-sensitive: copy them from get_attribute_values.',
     }),
   ),
@@ -60,12 +61,19 @@ export const filterInput = {
       description: 'Range attribute (kind range in list_attributes) to inclusive bounds, e.g. {"instanceCount": {"gte": 50}} or {"StudyDate": {"gte": "2001-01-01"}}.',
     }),
   ),
+  all_terms: FilterSchema.properties.all_terms,
   any_of: FilterSchema.properties.any_of,
 };
 
-export function filterOf(args: { terms?: Record<string, string[]>; ranges?: FilterObject['ranges']; any_of?: FilterObject[] }): FilterObject {
+export function filterOf(args: {
+  terms?: FilterObject['terms'];
+  ranges?: FilterObject['ranges'];
+  all_terms?: FilterObject['all_terms'];
+  any_of?: FilterObject[];
+}): FilterObject {
   const f: FilterObject = {};
   if (args.terms !== undefined) f.terms = args.terms;
+  if (args.all_terms !== undefined) f.all_terms = args.all_terms;
   if (args.ranges !== undefined) f.ranges = args.ranges;
   if (args.any_of !== undefined) f.any_of = args.any_of;
   return f;

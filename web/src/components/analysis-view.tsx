@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { get, post, type Citations, type CountMode, type Facets, type Filter, type TermFacet } from '../api.ts';
 import { count as fmtCount } from '../format.ts';
 import { ErrorBox } from './common.tsx';
+import { ListView, type Column } from './list-view.tsx';
 
 export interface AnalysisResult {
   analysis_result_id: string;
@@ -32,7 +33,6 @@ function analysisResults(): Promise<AnalysisResult[]> {
 export function AnalysisList(props: { facets: Facets | null; mode: CountMode; onOpen: (id: string) => void }) {
   const [rows, setRows] = useState<AnalysisResult[] | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [query, setQuery] = useState('');
   useEffect(() => {
     analysisResults().then(setRows).catch(setError);
   }, []);
@@ -40,60 +40,56 @@ export function AnalysisList(props: { facets: Facets | null; mode: CountMode; on
   if (!rows) return <div class="muted">Loading analysis results…</div>;
   const f = props.facets?.facets.analysis_result_id as TermFacet | undefined;
   const inCohort = new Map((f?.values ?? []).map((v) => [v.value, v.filtered_count]));
-  const q = query.trim().toLowerCase();
-  const shown = rows
-    .filter((r) => q === '' || [r.analysis_result_id, r.analysis_result_title, r.collections, r.modalities].some((x) => (x ?? '').toLowerCase().includes(q)))
-    .sort((a, b) => (inCohort.get(b.analysis_result_id) ?? 0) - (inCohort.get(a.analysis_result_id) ?? 0) || a.analysis_result_id.localeCompare(b.analysis_result_id));
-  return (
-    <section data-view="analysis-list">
-      <div class="row">
-        <input type="search" class="search grow" placeholder="Search title, collections, modalities" aria-label="Search analysis results" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
-        <span class="muted small">
-          {fmtCount(shown.length)} of {fmtCount(rows.length)} analysis results
+  const lower = (x: string | null) => (x ?? '').toLowerCase();
+  const columns: Column<AnalysisResult>[] = [
+    {
+      key: 'title',
+      heading: 'Analysis result',
+      sortValue: (r) => lower(r.analysis_result_title ?? r.analysis_result_id),
+      cell: (r) => (
+        <>
+          <a href={`#analysis=${encodeURIComponent(r.analysis_result_id)}`} onClick={(e) => (e.preventDefault(), props.onOpen(r.analysis_result_id))}>
+            {r.analysis_result_title ?? r.analysis_result_id}
+          </a>
+          <div class="mono muted small">{r.analysis_result_id}</div>
+        </>
+      ),
+    },
+    {
+      key: 'collections',
+      heading: 'Source collections',
+      sortValue: (r) => lower(r.collections),
+      cell: (r) => (
+        <span class="clamp" title={r.collections ?? ''}>
+          {r.collections ?? '—'}
         </span>
-      </div>
-      <div class="scroll-x">
-        <table class="data">
-          <thead>
-            <tr>
-              <th scope="col">Analysis result</th>
-              <th scope="col">Source collections</th>
-              <th scope="col">Modalities</th>
-              <th scope="col">License</th>
-              <th scope="col" class="num">
-                Subjects
-              </th>
-              <th scope="col" class="num">
-                {props.mode} in cohort
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((r) => (
-              <tr key={r.analysis_result_id} data-analysis={r.analysis_result_id}>
-                <td>
-                  <a href={`#analysis=${encodeURIComponent(r.analysis_result_id)}`} onClick={(e) => (e.preventDefault(), props.onOpen(r.analysis_result_id))}>
-                    {r.analysis_result_title ?? r.analysis_result_id}
-                  </a>
-                  <div class="mono muted small">{r.analysis_result_id}</div>
-                </td>
-                <td>
-                  <span class="clamp" title={r.collections ?? ''}>
-                    {r.collections ?? '—'}
-                  </span>
-                </td>
-                <td>{r.modalities ?? '—'}</td>
-                <td>{r.license_short_name ?? '—'}</td>
-                <td class="num">{r.subjects === null ? '—' : fmtCount(r.subjects)}</td>
-                <td class="num" data-in-cohort={inCohort.get(r.analysis_result_id) ?? 0}>
-                  {fmtCount(inCohort.get(r.analysis_result_id) ?? 0)}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-    </section>
+      ),
+    },
+    { key: 'modalities', heading: 'Modalities', sortValue: (r) => lower(r.modalities), cell: (r) => r.modalities ?? '—' },
+    { key: 'license', heading: 'License', sortValue: (r) => lower(r.license_short_name), cell: (r) => r.license_short_name ?? '—' },
+    { key: 'subjects', heading: 'Subjects', num: true, sortValue: (r) => r.subjects ?? -1, cell: (r) => (r.subjects === null ? '—' : fmtCount(r.subjects)) },
+    {
+      key: 'cohort',
+      heading: `${props.mode} in cohort`,
+      num: true,
+      sortValue: (r) => inCohort.get(r.analysis_result_id) ?? 0,
+      cell: (r) => <span data-in-cohort={inCohort.get(r.analysis_result_id) ?? 0}>{fmtCount(inCohort.get(r.analysis_result_id) ?? 0)}</span>,
+    },
+  ];
+  return (
+    <ListView
+      view="analysis-list"
+      title="Analysis results"
+      noun="analysis results"
+      rows={rows}
+      rowKey={(r) => r.analysis_result_id}
+      rowAttrs={(r) => ({ 'data-analysis': r.analysis_result_id })}
+      searchText={(r) => [r.analysis_result_id, r.analysis_result_title, r.collections, r.modalities]}
+      searchLabel="Search analysis results"
+      searchPlaceholder="Search title, collections, modalities"
+      columns={columns}
+      initialSort={{ key: 'cohort', desc: true }}
+    />
   );
 }
 

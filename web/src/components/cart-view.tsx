@@ -17,7 +17,8 @@ const LONG_LINK = 2048;
 
 function describe(f: Filter): string {
   const parts = [
-    ...Object.entries(f.terms).map(([k, v]) => `${label(k)}: ${v.join(', ')}`),
+    ...Object.entries(f.terms).map(([k, v]) => `${label(k)}: ${v.map((x) => x ?? 'None').join(', ')}`),
+    ...Object.entries(f.all_terms ?? {}).map(([k, v]) => `${label(k)}: all of ${v.join(', ')}`),
     ...Object.entries(f.ranges).map(([k, r]) => `${label(k)}: ${r.gte ?? '…'} – ${r.lte ?? '…'}`),
   ];
   return parts.join(' · ') || 'the whole release';

@@ -87,8 +87,9 @@ function TermChart(props: Props & { attr: AttributeInfo; facet: TermFacet }) {
           onPick={(i) => {
             const v = top[i];
             if (!v) return;
-            const sel = props.filter.terms[props.attr.name] ?? [];
-            if (!sel.includes(v.value)) props.onFilter(withTerms(props.filter, props.attr.name, [...sel, v.value]));
+            const allOf = props.filter.all_terms?.[props.attr.name];
+            const sel = allOf ?? props.filter.terms[props.attr.name] ?? [];
+            if (!sel.includes(v.value)) props.onFilter(withTerms(props.filter, props.attr.name, [...sel, v.value], allOf !== undefined));
           }}
         />
       )}

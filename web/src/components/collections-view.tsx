@@ -10,8 +10,8 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { allCollections, post, get, type Citations, type CollectionInfo, type CountMode, type Facets, type Filter, type TermFacet } from '../api.ts';
 import { count as fmtCount, size } from '../format.ts';
 import { CartToggle, ErrorBox } from './common.tsx';
-
-type SortKey = 'name' | 'cancer' | 'location' | 'species' | 'subjects' | 'program' | 'cohort' | 'total';
+import { ListView, type Column } from './list-view.tsx';
+import { useInCart } from './row-cart.tsx';
 
 interface ListProps {
   release: string;
@@ -40,126 +40,89 @@ function licensesOf(c: CollectionInfo): string {
 export function CollectionsList(props: ListProps) {
   const [all, setAll] = useState<CollectionInfo[] | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [query, setQuery] = useState('');
-  const [sort, setSort] = useState<{ key: SortKey; desc: boolean }>({ key: 'cohort', desc: true });
   const [onlyCohort, setOnlyCohort] = useState(true);
   const total = useReleaseCounts(props.mode);
   useEffect(() => {
     allCollections().then(setAll).catch(setError);
   }, []);
+  // The portal's "# Series in Cart" of each collection.
+  const inCart = useInCart('collections', useMemo(() => (all ?? []).map((c) => c.collection_id), [all]));
   const inCohort = useMemo(() => {
     const f = props.facets?.facets.collection_id as TermFacet | undefined;
     return new Map((f?.values ?? []).map((v) => [v.value, v.filtered_count]));
   }, [props.facets]);
   if (error) return <ErrorBox error={error} title="Collections failed" />;
   if (!all) return <div class="muted">Loading collections…</div>;
-  const q = query.trim().toLowerCase();
-  const key = (c: CollectionInfo): string | number => {
-    switch (sort.key) {
-      case 'name':
-        return (c.collection_name ?? c.collection_id).toLowerCase();
-      case 'cancer':
-        return (c.cancer_types ?? '').toLowerCase();
-      case 'location':
-        return (c.tumor_locations ?? '').toLowerCase();
-      case 'species':
-        return (c.species ?? '').toLowerCase();
-      case 'program':
-        return (c.program_id ?? '').toLowerCase();
-      case 'subjects':
-        return c.subjects ?? -1;
-      case 'cohort':
-        return inCohort.get(c.collection_id) ?? 0;
-      case 'total':
-        return total?.get(c.collection_id) ?? 0;
-    }
-  };
-  const rows = all
-    .filter((c) => !onlyCohort || (inCohort.get(c.collection_id) ?? 0) > 0)
-    .filter((c) => q === '' || [c.collection_id, c.collection_name, c.cancer_types, c.tumor_locations, c.species, c.program_id].some((x) => (x ?? '').toLowerCase().includes(q)))
-    .sort((a, b) => {
-      const x = key(a);
-      const y = key(b);
-      const d = x < y ? -1 : x > y ? 1 : 0;
-      return (sort.desc ? -d : d) || a.collection_id.localeCompare(b.collection_id);
-    });
-  const head = (k: SortKey, text: string, num = false) => (
-    <th scope="col" class={num ? 'num' : undefined} aria-sort={sort.key === k ? (sort.desc ? 'descending' : 'ascending') : 'none'}>
-      <button type="button" class="sort" data-sort={k} onClick={() => setSort((s) => ({ key: k, desc: s.key === k ? !s.desc : num }))}>
-        {text}
-        <span aria-hidden="true" class="arrow">
-          {sort.key === k ? (sort.desc ? '▼' : '▲') : '↕'}
-        </span>
-      </button>
-    </th>
+  const lower = (x: string | null) => (x ?? '').toLowerCase();
+  const clamp = (x: string | null) => (
+    <span class="clamp" title={x ?? ''}>
+      {x ?? '—'}
+    </span>
   );
+  const columns: Column<CollectionInfo>[] = [
+    {
+      key: 'name',
+      heading: 'Collection',
+      sortValue: (c) => lower(c.collection_name ?? c.collection_id),
+      cell: (c) => (
+        <>
+          <a href={`#collection=${encodeURIComponent(c.collection_id)}`} onClick={(e) => (e.preventDefault(), props.onOpen(c.collection_id))}>
+            {c.collection_name ?? c.collection_id}
+          </a>
+          <div class="mono muted small">{c.collection_id}</div>
+        </>
+      ),
+    },
+    { key: 'cancer', heading: 'Cancer type', sortValue: (c) => lower(c.cancer_types), cell: (c) => clamp(c.cancer_types) },
+    { key: 'location', heading: 'Tumor location', sortValue: (c) => lower(c.tumor_locations), cell: (c) => clamp(c.tumor_locations) },
+    { key: 'species', heading: 'Species', sortValue: (c) => lower(c.species), cell: (c) => c.species ?? '—' },
+    { key: 'program', heading: 'Program', sortValue: (c) => lower(c.program_id), cell: (c) => c.program_id ?? '—' },
+    { key: 'subjects', heading: 'Subjects', num: true, sortValue: (c) => c.subjects ?? -1, cell: (c) => (c.subjects === null ? '—' : fmtCount(c.subjects)) },
+    {
+      key: 'cohort',
+      heading: `${cap(props.mode)} in cohort`,
+      num: true,
+      sortValue: (c) => inCohort.get(c.collection_id) ?? 0,
+      cell: (c) => <span data-in-cohort={inCohort.get(c.collection_id) ?? 0}>{fmtCount(inCohort.get(c.collection_id) ?? 0)}</span>,
+    },
+    {
+      key: 'total',
+      heading: `${cap(props.mode)} in release`,
+      num: true,
+      sortValue: (c) => total?.get(c.collection_id) ?? 0,
+      cell: (c) => <span data-in-release={total?.get(c.collection_id) ?? ''}>{total ? fmtCount(total.get(c.collection_id) ?? 0) : '…'}</span>,
+    },
+    { key: 'licenses', heading: 'Licenses', cell: (c) => licensesOf(c) || '—' },
+    { key: 'supporting', heading: 'Supporting data', cell: (c) => c.supporting_data ?? '—' },
+    { key: 'cart', heading: 'Cart', cell: (c) => <CartToggle kind="collections" id={c.collection_id} release={props.release} /> },
+    {
+      key: 'in-cart',
+      heading: '# series in cart',
+      num: true,
+      sortValue: (c) => inCart?.get(c.collection_id) ?? 0,
+      cell: (c) => <span data-in-cart={c.collection_id}>{inCart ? fmtCount(inCart.get(c.collection_id) ?? 0) : '—'}</span>,
+    },
+  ];
   return (
-    <section data-view="collections-list">
-      <div class="row">
-        <input type="search" class="search grow" placeholder="Search name, cancer type, location, species, program" aria-label="Search collections" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+    <ListView
+      view="collections-list"
+      title="Collections"
+      noun="collections"
+      rows={all}
+      rowKey={(c) => c.collection_id}
+      rowAttrs={(c) => ({ 'data-collection': c.collection_id })}
+      keep={(c) => !onlyCohort || (inCohort.get(c.collection_id) ?? 0) > 0}
+      searchText={(c) => [c.collection_id, c.collection_name, c.cancer_types, c.tumor_locations, c.species, c.program_id]}
+      searchLabel="Search collections"
+      searchPlaceholder="Search name, cancer type, location, species, program"
+      columns={columns}
+      initialSort={{ key: 'cohort', desc: true }}
+      controls={
         <label class="check">
           <input type="checkbox" checked={onlyCohort} onChange={(e) => setOnlyCohort(e.currentTarget.checked)} /> Only collections in the cohort
         </label>
-        <span class="muted small" data-collections-shown={rows.length}>
-          {fmtCount(rows.length)} of {fmtCount(all.length)} collections
-        </span>
-      </div>
-      <div class="scroll-x">
-        <table class="data">
-          <thead>
-            <tr>
-              {head('name', 'Collection')}
-              {head('cancer', 'Cancer type')}
-              {head('location', 'Tumor location')}
-              {head('species', 'Species')}
-              {head('program', 'Program')}
-              {head('subjects', 'Subjects', true)}
-              {head('cohort', `${cap(props.mode)} in cohort`, true)}
-              {head('total', `${cap(props.mode)} in release`, true)}
-              <th scope="col">Licenses</th>
-              <th scope="col">Supporting data</th>
-              <th scope="col">Cart</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((c) => (
-              <tr key={c.collection_id} data-collection={c.collection_id}>
-                <td>
-                  <a href={`#collection=${encodeURIComponent(c.collection_id)}`} onClick={(e) => (e.preventDefault(), props.onOpen(c.collection_id))}>
-                    {c.collection_name ?? c.collection_id}
-                  </a>
-                  <div class="mono muted small">{c.collection_id}</div>
-                </td>
-                <td>
-                  <span class="clamp" title={c.cancer_types ?? ''}>
-                    {c.cancer_types ?? '—'}
-                  </span>
-                </td>
-                <td>
-                  <span class="clamp" title={c.tumor_locations ?? ''}>
-                    {c.tumor_locations ?? '—'}
-                  </span>
-                </td>
-                <td>{c.species ?? '—'}</td>
-                <td>{c.program_id ?? '—'}</td>
-                <td class="num">{c.subjects === null ? '—' : fmtCount(c.subjects)}</td>
-                <td class="num" data-in-cohort={inCohort.get(c.collection_id) ?? 0}>
-                  {fmtCount(inCohort.get(c.collection_id) ?? 0)}
-                </td>
-                <td class="num" data-in-release={total?.get(c.collection_id) ?? ''}>
-                  {total ? fmtCount(total.get(c.collection_id) ?? 0) : '…'}
-                </td>
-                <td>{licensesOf(c) || '—'}</td>
-                <td>{c.supporting_data ?? '—'}</td>
-                <td>
-                  <CartToggle kind="collections" id={c.collection_id} release={props.release} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-    </section>
+      }
+    />
   );
 }
 

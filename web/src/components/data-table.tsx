@@ -9,6 +9,7 @@ import { post, type Filter, type TablePage } from '../api.ts';
 import { count } from '../format.ts';
 import { toggleItems } from '../cart.ts';
 import { CartToggle, CellView, ErrorBox } from './common.tsx';
+import { RowDownload, useInCart } from './row-cart.tsx';
 
 export type Level = 'collections' | 'patients' | 'studies' | 'series';
 
@@ -96,6 +97,7 @@ export function DataTable(props: { level: Level; filter: Filter; release: string
   };
   const rows = data?.level === props.level ? data : null;
   const columns = rows ? (SHOWN[props.level] ?? rows.columns).filter((c) => rows.columns.includes(c)) : [];
+  const inCart = useInCart(props.level, rows ? rows.rows.map((r) => String(r[KEY_OF[props.level]])) : []);
   return (
     <section class={`table-wrap${loading ? ' loading' : ''}`} aria-busy={loading} data-table={props.level}>
       <ErrorBox error={error} />
@@ -121,6 +123,9 @@ export function DataTable(props: { level: Level; filter: Filter; release: string
               <thead>
                 <tr>
                   <th scope="col">Cart</th>
+                  <th scope="col" class="num" title="Series of this row in the cart">
+                    # in cart
+                  </th>
                   {columns.map((c) => {
                     const sortable = !['modalities', 'licenses', 'viewer_url'].includes(c);
                     const dir = sort.col === c ? (sort.order === 'asc' ? 'ascending' : 'descending') : 'none';
@@ -139,6 +144,7 @@ export function DataTable(props: { level: Level; filter: Filter; release: string
                       </th>
                     );
                   })}
+                  <th scope="col">Download</th>
                 </tr>
               </thead>
               <tbody>
@@ -146,6 +152,9 @@ export function DataTable(props: { level: Level; filter: Filter; release: string
                   <tr key={i}>
                     <td>
                       <CartToggle kind={props.level} id={String(r[KEY_OF[props.level]])} release={props.release} />
+                    </td>
+                    <td class="num" data-in-cart={String(r[KEY_OF[props.level]])}>
+                      {inCart?.get(String(r[KEY_OF[props.level]])) ?? '—'}
                     </td>
                     {columns.map((c) => (
                       <td key={c} class={NUMERIC.has(c) ? 'num' : undefined} data-col={c}>
@@ -158,6 +167,9 @@ export function DataTable(props: { level: Level; filter: Filter; release: string
                         )}
                       </td>
                     ))}
+                    <td>
+                      <RowDownload level={props.level} id={String(r[KEY_OF[props.level]])} />
+                    </td>
                   </tr>
                 ))}
               </tbody>

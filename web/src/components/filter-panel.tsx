@@ -76,13 +76,13 @@ interface CardProps extends PanelProps {
 
 function FacetCard(props: CardProps) {
   const { attr } = props;
-  const active = attr.name in props.filter.terms || attr.name in props.filter.ranges;
+  const active = attr.name in props.filter.terms || attr.name in (props.filter.all_terms ?? {}) || attr.name in props.filter.ranges;
   const [open, setOpen] = useState(OPEN_BY_DEFAULT.has(attr.name) || active);
   useEffect(() => {
     if (active) setOpen(true);
   }, [active]);
   const id = `facet-${attr.name}`;
-  const n = props.filter.terms[attr.name]?.length ?? (props.filter.ranges[attr.name] ? 1 : 0);
+  const n = props.filter.terms[attr.name]?.length ?? props.filter.all_terms?.[attr.name]?.length ?? (props.filter.ranges[attr.name] ? 1 : 0);
   return (
     <div class={`facet${active ? ' active' : ''}`} data-facet={attr.name}>
       <h4>
@@ -118,16 +118,43 @@ function TermBody(props: CardProps & { facet: TermFacet | undefined }) {
   const tree = attr.name === 'collection_id';
   const [sort, setSort] = useState<'count' | 'name' | 'program'>(tree ? 'program' : 'count');
   const [all, setAll] = useState(false);
+  // The portal's "Find studies with ANY / ALL selected modalities".
+  const inAll = attr.name in (filter.all_terms ?? {});
+  const [mode, setMode] = useState<'any' | 'all'>(inAll ? 'all' : 'any');
+  useEffect(() => {
+    if (inAll) setMode('all');
+  }, [inAll]);
   if (!facet) return <div class="muted small">Loading values…</div>;
-  const selected = new Set(filter.terms[attr.name] ?? []);
+  const chosen = filter.all_terms?.[attr.name] ?? filter.terms[attr.name] ?? [];
+  const selected = new Set(chosen.filter((v): v is string => v !== null));
+  const none = chosen.includes(null);
   const q = query.trim().toLowerCase();
   let values = facet.values.filter((v) => (q === '' || v.value.toLowerCase().includes(q)) && (!props.hideZero || v.count > 0 || selected.has(v.value)));
   if (sort === 'name') values = [...values].sort((a, b) => a.value.localeCompare(b.value));
   const shown = all || q !== '' ? values : values.slice(0, FIRST);
-  const top = Math.max(1, ...facet.values.map((v) => v.count));
-  const set = (vs: string[]) => props.onFilter(withTerms(filter, attr.name, vs));
+  // The None bucket shares the scale: its bar stays inside the card.
+  const top = Math.max(1, ...facet.values.map((v) => v.count), facet.missing?.count ?? 0);
+  const set = (vs: string[], withNone = none, m = mode) => props.onFilter(withTerms(filter, attr.name, withNone ? [...vs, null] : vs, m === 'all'));
+  const switchMode = (m: 'any' | 'all') => {
+    setMode(m);
+    if (selected.size > 0) set([...selected], none, m);
+  };
   return (
     <>
+      {attr.name === 'Modality' ? (
+        <div class="facet-tools any-all">
+          <span id={`anyall-${attr.name}`}>Find studies with</span>
+          <span class="seg" role="group" aria-labelledby={`anyall-${attr.name}`}>
+            <button type="button" aria-pressed={mode === 'any'} onClick={() => switchMode('any')} title="Series of any selected modality">
+              ANY
+            </button>
+            <button type="button" aria-pressed={mode === 'all'} disabled={none} onClick={() => switchMode('all')} title="Every series of the studies that have all the selected modalities">
+              ALL
+            </button>
+          </span>
+          <span>selected modalities</span>
+        </div>
+      ) : null}
       {facet.values.length > FIRST ? (
         <input
           type="search"
@@ -199,10 +226,23 @@ function TermBody(props: CardProps & { facet: TermFacet | undefined }) {
       ) : null}
       {values.length === 0 ? <div class="muted small">No value matches.</div> : null}
       {facet.truncated ? <div class="muted small">Only the {facet.values.length} most frequent values are listed.</div> : null}
-      {facet.missing && facet.missing.count > 0 ? (
-        <div class="muted small">
-          {fmtCount(facet.missing.count)} {props.countLabel} have series without a value
-        </div>
+      {facet.missing && (facet.missing.count > 0 || none) && sort !== 'program' ? (
+        <ul class="values none-bucket">
+          <li class={facet.missing.count === 0 ? 'zero' : undefined} data-none-bucket>
+            <label title={mode === 'all' ? 'ALL takes values only: switch to ANY to select the series without a value' : 'Series without a value'}>
+              <input type="checkbox" checked={none} disabled={mode === 'all'} onChange={(e) => set([...selected], e.currentTarget.checked)} />
+              <span class="value">
+                <em>None (no value)</em>
+              </span>
+              <span class="count" data-count={facet.missing.count} data-none>
+                {fmtCount(facet.missing.count)}
+              </span>
+              <span class="bar" aria-hidden="true">
+                <span class="fill" style={{ width: `${(100 * facet.missing.count) / top}%` }} />
+              </span>
+            </label>
+          </li>
+        </ul>
       ) : null}
     </>
   );
@@ -307,7 +347,8 @@ function BoundInput(props: { side: 'Min' | 'Max'; type: 'date' | 'number'; value
 
 function IdBody(props: CardProps & { facet: TermFacet | undefined }) {
   const { attr, filter } = props;
-  const selected = filter.terms[attr.name] ?? [];
+  // Identifiers always have a value: no None here.
+  const selected = (filter.terms[attr.name] ?? []).filter((v): v is string => v !== null);
   const [text, setText] = useState('');
   const counts = new Map((props.facet?.values ?? []).map((v) => [v.value, v.count]));
   const add = () => {

@@ -14,7 +14,12 @@ export function Chips(props: { filter: Filter; attributes: AttributeInfo[]; onFi
   const chips: { key: string; text: string; remove: () => void }[] = [];
   for (const [name, values] of Object.entries(filter.terms)) {
     for (const v of values) {
-      chips.push({ key: `${name}=${v}`, text: `${label(name)}: ${v}`, remove: () => props.onFilter(withTerms(filter, name, values.filter((x) => x !== v))) });
+      chips.push({ key: `${name}=${v ?? ''}`, text: `${label(name)}: ${v ?? 'None'}`, remove: () => props.onFilter(withTerms(filter, name, values.filter((x) => x !== v))) });
+    }
+  }
+  for (const [name, values] of Object.entries(filter.all_terms ?? {})) {
+    for (const v of values) {
+      chips.push({ key: `${name}=${v}`, text: `${label(name)} (all of): ${v}`, remove: () => props.onFilter(withTerms(filter, name, values.filter((x) => x !== v), true)) });
     }
   }
   for (const [name, r] of Object.entries(filter.ranges)) {

@@ -49,8 +49,11 @@ export function rangeBounds(c: RangeColumn, r: { gte?: number | string; lte?: nu
 function clausesOf(ix: CohortIndex, applied: FiltersApplied): Clause[] | null {
   // A union of filters (any_of, a cart) is left to SQL: the clauses below are one conjunction.
   if (applied.any_of !== undefined && applied.any_of.length > 0) return null;
+  // So are all-of values (a study-level condition) and the missing value (null) in terms.
+  if (applied.all_terms !== undefined || Object.values(applied.terms).some((vs) => vs.includes(null))) return null;
   const out: Clause[] = [];
-  for (const [name, values] of Object.entries(applied.terms)) {
+  for (const [name, all] of Object.entries(applied.terms)) {
+    const values = all as string[];
     const c = ix.columns.get(name);
     if (c === undefined || c.kind === 'number') return null;
     if (c.kind === 'rows') {

@@ -121,10 +121,13 @@ function canonical(applied: FiltersApplied): string {
   const terms = Object.keys(applied.terms)
     .sort()
     .map((k) => [k, [...applied.terms[k]!].sort()]);
+  const all = Object.keys(applied.all_terms ?? {})
+    .sort()
+    .map((k) => [k, [...applied.all_terms![k]!].sort()]);
   const ranges = Object.keys(applied.ranges)
     .sort()
     .map((k) => [k, applied.ranges[k]!.gte ?? null, applied.ranges[k]!.lte ?? null]);
-  return JSON.stringify([terms, ranges]);
+  return JSON.stringify([terms, ranges, all]);
 }
 
 /** Rows (positions) holding each selected value of an identifier attribute, from the cohort index's dictionaries. */
@@ -165,6 +168,43 @@ async function identifierRows(ctx: AppContext, t: FacetTable, name: string, valu
   const m = new Map<string, number[]>(values.map((v) => [v, []]));
   for (const r of found) m.get(String(r.v))?.push(t.positionOf[Number(r.rid)]!);
   return m;
+}
+
+/**
+ * Rows of the studies that have every value (all_terms), from the table's
+ * codes and study ids: one pass, no engine round trip (the engine would hand
+ * back hundreds of thousands of positions). null when it cannot (no study
+ * ids, over 32 values): the caller asks the engine.
+ */
+function studiesWithAll(t: FacetTable, c: TermColumn, values: string[]): Uint8Array | null {
+  const ids = t.entities.studies.ids;
+  if (ids === null || values.length > 32) return null;
+  const selected = new Uint8Array(t.rows);
+  const bit = new Int32Array(t.slotSizes[c.slot]!).fill(-1);
+  for (const [i, v] of values.entries()) {
+    const code = c.codeOf.get(v);
+    // A value no series has: no study has them all.
+    if (code === undefined) return selected;
+    bit[code] = i;
+  }
+  let top = 0;
+  for (let r = 0; r < ids.length; r++) if (ids[r]! > top) top = ids[r]!;
+  const mask = new Uint32Array(top + 1);
+  const { codes, width } = t;
+  for (let r = 0, i = c.slot; r < t.rows; r++, i += width) {
+    const b = bit[codes[i]!]!;
+    if (b >= 0) mask[ids[r]!]! |= 1 << b;
+  }
+  const full = values.length === 32 ? 0xffffffff : (1 << values.length) - 1;
+  // Study id 0 is a series without a study: never selected, as NULL fails IN.
+  for (let r = 0; r < t.rows; r++) if (ids[r] !== 0 && mask[ids[r]!] === full) selected[r] = 1;
+  return selected;
+}
+
+/** Facet table positions of the rows of index matching an SQL condition. */
+async function engineRows(ctx: AppContext, t: FacetTable, where: string, params: string[]): Promise<number[]> {
+  const found = await ctx.engine.rows(`SELECT rowid::INTEGER AS rid FROM "index" WHERE ${where}`, params);
+  return found.map((r) => t.positionOf[Number(r.rid)]!);
 }
 
 function bucket(counts: Int32Array, filtered: Int32Array | null, code: number): Bucket {
@@ -219,25 +259,43 @@ async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: st
   const clauses: Clause[] = [];
   const identifiers = new Map<string, Map<string, number[]>>();
   const ownClause = new Map<string, number>();
-  for (const [name, values] of Object.entries(applied.terms)) {
+  for (const [name, all] of Object.entries(applied.terms)) {
     const c = t.columns.get(name);
+    // null: the missing value (code 0), for categorical attributes only (the compiler refuses it elsewhere).
+    const orMissing = all.includes(null);
+    const values = all.filter((v): v is string => v !== null);
     if (c?.kind === 'collection') {
       ownClause.set(name, clauses.length);
-      clauses.push(collectionClause(t, c, values));
+      clauses.push(collectionClause(t, c, values, orMissing));
     } else if (c?.kind === 'term') {
       const accepted = new Uint8Array(t.slotSizes[c.slot]!);
       for (const v of values) {
         const code = c.codeOf.get(v);
         if (code !== undefined) accepted[code] = 1;
       }
+      if (orMissing) accepted[0] = 1;
       clauses.push(termClause(t, name, c.slot, accepted));
     } else {
       const rows = await identifierRows(ctx, t, name, values);
       identifiers.set(name, rows);
       const selected = new Uint8Array(t.rows);
       for (const positions of rows.values()) for (const p of positions) selected[p] = 1;
+      if (orMissing) for (const p of await engineRows(ctx, t, `${qi(name)} IS NULL`, [])) selected[p] = 1;
       clauses.push(rowsClause(name, selected));
     }
+  }
+  for (const [name, values] of Object.entries(applied.all_terms ?? {})) {
+    // A study-level condition, found by the engine; it is the attribute's own clause (left out of its own counts).
+    const where =
+      `StudyInstanceUID IN (SELECT StudyInstanceUID FROM "index" WHERE ${qi(name)} IN (${values.map(() => '?').join(', ')}) ` +
+      `GROUP BY StudyInstanceUID HAVING count(DISTINCT ${qi(name)}) = ${values.length})`;
+    const c = t.columns.get(name);
+    let selected = c?.kind === 'term' ? studiesWithAll(t, c, values) : null;
+    if (selected === null) {
+      selected = new Uint8Array(t.rows);
+      for (const p of await engineRows(ctx, t, where, values)) selected[p] = 1;
+    }
+    clauses.push({ ...rowsClause(name, selected), slot: c?.kind === 'term' ? c.slot : -1 });
   }
   for (const [name, r] of Object.entries(applied.ranges)) {
     const c = t.columns.get(name) as RangeColumn | undefined;
@@ -254,16 +312,17 @@ async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: st
   const facets: Record<string, Facet> = {};
   for (const c of columns) {
     const name = c.def.name;
-    if (c.kind === 'term') facets[name] = termFacet(c, pass, applied.terms[name] ?? [], limit);
+    const selectedValues = (applied.terms[name] ?? applied.all_terms?.[name] ?? []).filter((v): v is string => v !== null);
+    if (c.kind === 'term') facets[name] = termFacet(c, pass, selectedValues, limit);
     else if (c.kind === 'range') facets[name] = rangeFacet(c, pass, applied.ranges[name] ?? null);
     else if (c.kind === 'collection') {
       const own = ownClause.get(name) ?? -1;
       const n = countCollection(t, c, pass, own, mode);
-      facets[name] = valueFacet(c.values, c.codeOf, n.counts, own >= 0 ? n.filtered : null, applied.terms[name] ?? [], limit);
+      facets[name] = valueFacet(c.values, c.codeOf, n.counts, own >= 0 ? n.filtered : null, selectedValues, limit);
     } else {
       // An identifier is not enumerated: only its selected values are counted
       // (rows holding a selected value pass its own clause, so both counts agree).
-      const selected = applied.terms[name] ?? [];
+      const selected = selectedValues;
       const rows = identifiers.get(name);
       const values = selected.map((v) => {
         const seen = new Set<number>();

@@ -9,13 +9,14 @@ import type { Clause, PassResult } from './count.ts';
 import type { CollectionColumn, CountMode, FacetTable } from './table.ts';
 
 /** The clause of a collection-level term filter: rows whose collection lists none of the selected values are rejected. */
-export function collectionClause(t: FacetTable, c: CollectionColumn, selected: string[]): Clause {
+export function collectionClause(t: FacetTable, c: CollectionColumn, selected: string[], orMissing = false): Clause {
   const wanted = new Uint8Array(c.values.length + 1);
   for (const v of selected) {
     const code = c.codeOf.get(v);
     if (code !== undefined) wanted[code] = 1;
   }
-  const accepted = Uint8Array.from(c.valuesOf, (codes) => (codes.some((x) => wanted[x] === 1) ? 1 : 0));
+  // orMissing: also a collection listing no value (the SQL path's NOT IN the collections that list one).
+  const accepted = Uint8Array.from(c.valuesOf, (codes) => (codes.some((x) => wanted[x] === 1) || (orMissing && codes.length === 0) ? 1 : 0));
   const slot = c.collectionSlot;
   return {
     attribute: c.def.name,
