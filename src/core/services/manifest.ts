@@ -17,6 +17,7 @@ import { folderNameSql } from '../rules/folder-name.ts';
 import { DOWNLOAD_DIR, s5cmdFileName, s5cmdRunCommand } from '../rules/shell.ts';
 import { STORE_ALIASES, type StoreKey } from '../rules/stores.ts';
 import { toNumber } from './numbers.ts';
+import { asOfCohort } from './as-of.ts';
 
 export type { StoreKey };
 
@@ -99,6 +100,8 @@ export interface ManifestTextRequest {
   /** Most series lines, already lowered to the caller's cap (default: the manifest cap). */
   limit?: number | null;
   format?: string | null;
+  /** A past release: the manifest of the versions of the series it served. */
+  as_of?: string | number;
 }
 
 interface ManifestMeta {
@@ -113,6 +116,9 @@ interface ManifestMeta {
   limit: number;
   filters_applied: CompiledFilter['filters_applied'];
   warnings: string[];
+  /** With as_of: the release listed and the release whose data answered. */
+  as_of?: string;
+  computed_on?: string;
 }
 
 export interface ManifestText extends ManifestMeta {
@@ -146,12 +152,33 @@ async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > cap) {
     throw invalidRequest(msg`${field('limit')} must be an integer from 1 to ${cap}; got ${JSON.stringify(limit)}.`);
   }
-  const compiled = await compileManifestFilter(ctx, req.filters);
+  const src = await manifestSource(ctx, req);
   const line = lineExpression(ctx, store, format);
   /** Lines [offset, offset + count) of the manifest (bound as BIGINTs: no cap is the largest exact integer). */
   // The line is built after the sort, for the rows taken only: the sort carries narrow keys, not long lines.
-  const lines = `SELECT ${line.sql} AS line FROM (SELECT ${LINE_COLUMNS} FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?::BIGINT OFFSET ?::BIGINT)`;
-  return { store, format, limit, compiled, lines, params: [...line.params, ...compiled.params] };
+  const lines = `SELECT ${line.sql} AS line FROM (SELECT ${LINE_COLUMNS} FROM ${src.from} WHERE ${src.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?::BIGINT OFFSET ?::BIGINT)`;
+  const count = { sql: `SELECT count(*) AS n FROM ${src.from} WHERE ${src.where}`, params: src.params };
+  return { store, format, limit, compiled: src, lines, count, params: [...line.params, ...src.params] };
+}
+
+/**
+ * The rows a manifest lists: index rows matching the filter, or (as_of) the
+ * versions a past release served, whose URLs are those of that version
+ * (prior_versions_index's for a version since revised).
+ */
+async function manifestSource(ctx: AppContext, req: ManifestTextRequest) {
+  if (req.as_of === undefined) {
+    const c = await compileManifestFilter(ctx, req.filters);
+    return { from: '"index"', where: c.where, params: c.params as Param[], filters_applied: c.filters_applied, warnings: c.warnings, names: null };
+  }
+  const c = await asOfCohort(ctx, req.filters, req.as_of);
+  if (c.empty) {
+    throw invalidQuery(
+      msg`A manifest needs at least one filter; an empty filter would list the entire ${c.as_of} release. Filter e.g. {"terms": {"collection_id": ["nlst"]}}.`,
+    );
+  }
+  const names = { as_of: c.as_of, computed_on: c.computed_on };
+  return { from: c.from, where: 'TRUE', params: c.params as Param[], filters_applied: c.filters_applied, warnings: c.warnings, names };
 }
 
 function metaOf(o: Awaited<ReturnType<typeof openManifest>>, total: number): ManifestMeta {
@@ -164,7 +191,13 @@ function metaOf(o: Awaited<ReturnType<typeof openManifest>>, total: number): Man
     limit: o.limit,
     filters_applied: o.compiled.filters_applied,
     warnings: [...o.compiled.warnings],
+    ...(o.compiled.names ?? {}),
   };
+}
+
+/** The first line of a manifest of a past release: a comment saying which release it lists (a saved file keeps it). */
+export function asOfLine(m: Pick<ManifestMeta, 'as_of' | 'computed_on'>): string | null {
+  return m.as_of === undefined ? null : `# The series versions release ${m.as_of} served, computed on release ${m.computed_on}.`;
 }
 
 /** The last line of a cut manifest: a comment every manifest reader skips. */
@@ -221,7 +254,7 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
     }
   };
   const [count] = await Promise.all([
-    ctx.engine.one(`SELECT count(*) AS n FROM "index" WHERE ${o.compiled.where}`, o.compiled.params),
+    ctx.engine.one(o.count.sql, o.count.params),
     // Production starts now; its first block is awaited so a failing query fails the request, not the body.
     (async () => {
       const done = produce().then(() => spool.end(), (e: unknown) => spool.fail(e));
@@ -231,6 +264,8 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
   if (spool.error) throw spool.error;
   const meta = metaOf(o, toNumber(count?.n));
   const header: string[] = [];
+  const named = asOfLine(meta);
+  if (named !== null) header.push(named);
   if (meta.format === 's5cmd') header.push(`# Run with: ${s5cmdRun(ctx, meta.store)}`);
   async function* body(): AsyncGenerator<Buffer> {
     try {
@@ -250,7 +285,7 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
 export async function manifestLines(ctx: AppContext, req: ManifestTextRequest): Promise<ManifestLines> {
   const o = await openManifest(ctx, req);
   const [count, rows] = await Promise.all([
-    ctx.engine.one(`SELECT count(*) AS n FROM "index" WHERE ${o.compiled.where}`, o.compiled.params),
+    ctx.engine.one(o.count.sql, o.count.params),
     ctx.engine.rows(o.lines, [...o.params, o.limit, 0]),
   ]);
   return { ...metaOf(o, toNumber(count?.n)), lines: rows.map((r) => String(r.line)) };
@@ -272,7 +307,7 @@ export interface WrittenCommands {
 }
 
 /** Writes the command lines of a download payload for a filter (they name routes and flags: see src/contract). */
-export type CommandWriter = (applied: CompiledFilter['filters_applied']) => WrittenCommands;
+export type CommandWriter = (applied: CompiledFilter['filters_applied'], asOf?: string) => WrittenCommands;
 
 export interface DownloadInfo {
   total_series: number;
@@ -304,16 +339,18 @@ export function storesInfo(ctx: AppContext): DownloadInfo['stores'] {
 /** Download payload of a manifest page: the commands for the same filters, and what to check first. */
 export function downloadInfo(
   ctx: AppContext,
-  args: { applied: CompiledFilter['filters_applied']; total_series: number; size_TB: number; size_MB: number; preview: string[]; commands: CommandWriter },
+  args: { applied: CompiledFilter['filters_applied']; total_series: number; size_TB: number; size_MB: number; preview: string[]; commands: CommandWriter; as_of?: string },
 ): DownloadInfo {
   const cap = manifestCapOf(ctx.config);
   const truncated = args.total_series > cap;
   const stores = ctx.dataset.stores;
-  const written = args.commands(args.applied);
+  const written = args.commands(args.applied, args.as_of);
   const note =
     `The buckets are public: no credentials are needed (s5cmd --no-sign-request). ` +
     `Check the size first (${args.size_TB} TB = ${args.size_MB} MB in ${args.total_series} series) and the licenses of the same filter before downloading. ` +
-    `idqs: run the per-collection lines, or the --filters line, or save the manifest with save_manifest and run the --manifest line. ` +
+    (args.as_of === undefined
+      ? `idqs: run the per-collection lines, or the --filters line, or save the manifest with save_manifest and run the --manifest line. `
+      : `idqs: save the manifest of the versions ${args.as_of} served with save_manifest and run the --manifest --as-saved line (without --as-saved, the current versions are downloaded). `) +
     `s5cmd: run the two lines of s5cmd_cloud1 (${stores.cloud1.name}) or s5cmd_cloud2 (${stores.cloud2.name}) in order. ` +
     `cloud2 is reached through its S3-compatible endpoint ${stores.cloud2.endpoint}, so its URLs keep the s3:// scheme.` +
     (truncated

@@ -55,6 +55,9 @@ export function versionFilter(f: FilterObject | undefined, name: string): { sql:
     clauses.push(`${attr} IN (${values.map(() => '?').join(', ')})`);
     params.push(...values);
   }
+  if (f?.any_of !== undefined && f.any_of !== null) {
+    throw invalidQuery(msg`${field(name)} has any_of; filters over releases take terms on ${VERSION_ATTRIBUTES.join(', ')} only (several values of one attribute are a union already).`);
+  }
   const ranges = Object.keys(f?.ranges ?? {});
   if (ranges.length > 0) {
     throw invalidQuery(msg`${field(name)} has ranges (${ranges.join(', ')}); earlier releases record no numeric or date attributes, so filters over releases take terms on ${VERSION_ATTRIBUTES.join(', ')} only.`);
