@@ -191,3 +191,19 @@ test('the MCP tools answer as the routes do; refusals on every route say what as
   assert.match((await json<Err>('/v3/cohort/manifest.txt', { filters: {}, as_of: from }, 400)).error.message, new RegExp(`empty filter would list the entire ${from} release`));
   assert.match((await json<Err>('/v3/licenses', { any_of: [{ terms }], as_of: from }, 400)).error.message, /any_of; filters over releases take terms on/);
 });
+
+test('the changes list (TSV), streamed, holds every changed series with every column as the JSON answer has it', { skip }, async () => {
+  for (const c of [mixed, revisedOnly]) {
+    const body = { filters: { terms: { collection_id: [c] } }, from };
+    const json = (await (await s.post('/v3/cohort/changes', { ...body, limit: 5000 })).json()) as { series: Record<string, unknown>[]; truncated: boolean };
+    assert.equal(json.truncated, false);
+    const r = await s.post('/v3/cohort/changes', { ...body, format: 'tsv' });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('x-total-count'), String(json.series.length));
+    const [head, ...rows] = (await r.text()).trimEnd().split('\n');
+    const cols = head!.split('\t');
+    const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v));
+    // Same order: by change, then manifest order.
+    assert.deepEqual(rows, json.series.map((row) => cols.map((k) => cell(row[k])).join('\t')), c);
+  }
+});

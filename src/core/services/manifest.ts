@@ -9,8 +9,7 @@
 import { manifestCapOf } from '../../config.ts';
 import type { AppContext } from '../context.ts';
 import type { Param } from '../engine/engine.ts';
-import { Spool } from '../engine/spool.ts';
-import { WorkCancelled, workSignal } from '../engine/work.ts';
+import { streamLines } from './line-stream.ts';
 import { field, invalidQuery, invalidRequest, msg, see } from '../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 import { folderNameSql } from '../rules/folder-name.ts';
@@ -135,10 +134,6 @@ export interface ManifestLines extends ManifestMeta {
   lines: string[];
 }
 
-/** Lines per block of the text body. */
-const BLOCK_LINES = 1024;
-/** Most lines one query of the text body produces (128 blocks); the next one resumes after them. */
-const RUN_LINES = 128 * BLOCK_LINES;
 
 /** Check the request and count the cohort; the SQL of its lines. */
 async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
@@ -205,63 +200,12 @@ export function truncationLine(m: Pick<ManifestMeta, 'returned' | 'total' | 'lim
   return `# Truncated: ${m.returned} of ${m.total} series listed (limit ${m.limit}); ${m.total - m.returned} series are not in this list. Raise the limit or narrow the filter to get them.`;
 }
 
-/**
- * The plain-text manifest, produced into a bounded spool as fast as the engine
- * goes and read at the client's pace. Blocks of BLOCK_LINES lines are joined in
- * the engine: crossing into JavaScript once per block instead of once per line
- * is what makes the text body about as fast as the engine's own export.
- */
+/** The plain-text manifest, streamed (see line-stream.ts): header comments, the lines, and a last line when cut. */
 export async function manifestText(ctx: AppContext, req: ManifestTextRequest): Promise<ManifestText> {
   const o = await openManifest(ctx, req);
-  // row_number() OVER () is DuckDB's streaming window, which keeps the order of the sorted input.
-  const blocks = `SELECT block, n, strlen(block)::BIGINT AS bytes FROM (
-    SELECT string_agg(line, chr(10) ORDER BY rn) || chr(10) AS block, count(*)::INTEGER AS n, (rn - 1) // ${BLOCK_LINES} AS b
-    FROM (SELECT line, row_number() OVER () AS rn FROM (${o.lines}))
-    GROUP BY b) ORDER BY b`;
-  const spool = new Spool(ctx.config.exportBufferMb * 1024 * 1024);
-  const signal = workSignal();
-  const stop = new AbortController();
-  const both = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
-  const run = { signal: both, timeoutMs: ctx.config.exportTimeoutMs, timeoutSetting: 'IDQS_EXPORT_TIMEOUT_MS' };
-  const produce = async () => {
-    let offset = 0;
-    let bytes = 0;
-    while (offset < o.limit) {
-      // Each query produces about one spool of lines (the first one RUN_LINES, then by the bytes per
-      // line seen): the engine chunk that unread blocks keep alive stays near the spool's size, and a
-      // fast reader needs few queries (each one sorts the cohort again).
-      const perRun = offset === 0 ? RUN_LINES : Math.max(RUN_LINES, Math.floor(spool.highWater / (bytes / offset)));
-      const take = Math.min(o.limit - offset, perRun);
-      let got = 0;
-      const outcome = await ctx.engine.produceExport(blocks, [...o.params, take, offset], (chunk) => {
-        const counts = chunk.getColumnVector(1);
-        const sizes = chunk.getColumnVector(2);
-        // Blocks are read from the engine's chunk when the reader takes them, not here; the
-        // closure holds the chunk itself, so its memory lives as long as a block still needs it.
-        for (let r = 0; r < chunk.rowCount; r++) {
-          const size = Number(sizes.getItem(r) as bigint);
-          spool.push({ bytes: size, read: () => Buffer.from(chunk.getColumnVector(0).getItem(r) as string) });
-          bytes += size;
-          const n = counts.getItem(r) as number;
-          offset += n;
-          got += n;
-        }
-        return !spool.full;
-      }, run);
-      if (outcome === 'end' && got < take) break; // the cohort ended
-      // The reader is behind: resume from here once it has caught up, without holding a connection.
-      await spool.drained(both);
-    }
-  };
-  const [count] = await Promise.all([
-    ctx.engine.one(o.count.sql, o.count.params),
-    // Production starts now; its first block is awaited so a failing query fails the request, not the body.
-    (async () => {
-      const done = produce().then(() => spool.end(), (e: unknown) => spool.fail(e));
-      await Promise.race([spool.started(), done]);
-    })(),
-  ]);
-  if (spool.error) throw spool.error;
+  const stream = streamLines(ctx, o.lines, o.params, o.limit, 'manifest');
+  const [count] = await Promise.all([ctx.engine.one(o.count.sql, o.count.params), stream.started]);
+  if (stream.error) throw stream.error;
   const meta = metaOf(o, toNumber(count?.n));
   const header: string[] = [];
   const named = asOfLine(meta);
@@ -270,12 +214,12 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
   async function* body(): AsyncGenerator<Buffer> {
     try {
       if (header.length > 0) yield Buffer.from(header.join('\n') + '\n');
-      yield* spool.drain();
+      yield* stream.blocks();
       // A cut list says so in its own last line, not only in headers a saved file loses.
       if (meta.truncated) yield Buffer.from(truncationLine(meta) + '\n');
     } finally {
       // The reader stopped (finished, failed or gone): so does the producer.
-      stop.abort(new WorkCancelled('the manifest reader stopped'));
+      stream.stop();
     }
   }
   return { ...meta, body: body() };
