@@ -30,9 +30,10 @@ function collectionsOnly(applied: Parameters<CommandWriter>[0]): string[] | null
 
 /** The commands of a payload, for an API reached at `apiBase` and stores at their endpoints. */
 export function downloadCommands(apiBase: string, stores: Record<StoreKey, { endpoint: string }>): CommandWriter {
-  return (applied): WrittenCommands => {
+  return (applied, asOf): WrittenCommands => {
     // Every idqs line names this API: the downloader resolves the cohort (or the folders of a manifest's series) through it.
     const tail = `--api ${shellQuote(apiBase)} --out ./${DOWNLOAD_DIR}`;
+    if (asOf !== undefined) return asOfCommands(apiBase, stores, applied, asOf, tail);
     const collections = collectionsOnly(applied) ?? [];
     const idqs = collections.map((id) => `idqs download --collection ${shellQuote(id)} ${tail}`);
     idqs.push(`idqs download --filters ${shellQuote(JSON.stringify(applied))} ${tail}`);
@@ -55,5 +56,23 @@ export function downloadCommands(apiBase: string, stores: Record<StoreKey, { end
       },
       idc_commands: idc,
     };
+  };
+}
+
+/**
+ * The commands of a cohort as a past release served it: its manifest (which
+ * lists the versions that release served) saved, then downloaded as saved.
+ * The filter and collection lines, and idc (which resolves a manifest against
+ * its own current index), would fetch today's versions instead: left out.
+ */
+function asOfCommands(apiBase: string, stores: Record<StoreKey, { endpoint: string }>, applied: Parameters<CommandWriter>[0], asOf: string, tail: string): WrittenCommands {
+  const s5 = (store: StoreKey) => [
+    curlManifest(apiBase, { filters: applied, as_of: asOf, source: store, format: 's5cmd' }, s5cmdFileName(store)),
+    s5cmdRunCommand(stores[store].endpoint, s5cmdFileName(store)),
+  ];
+  const save = curlManifest(apiBase, { filters: applied, as_of: asOf }, 'idqs_manifest.txt');
+  return {
+    commands: { idqs: [`idqs download --manifest idqs_manifest.txt --as-saved ${tail}`], save_manifest: save, s5cmd_cloud1: s5('cloud1'), s5cmd_cloud2: s5('cloud2') },
+    idc_commands: [`# idc download fetches the current versions of the series; for the versions ${asOf} served, use the idqs or s5cmd commands.`],
   };
 }

@@ -54,6 +54,12 @@ export const AS_OF_DESCRIPTION =
   'A past release ("v19"): the cohort that release served, from the served release and its prior_versions_index. ' +
   'Filters may then use terms on collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID and Modality only; the answer names as_of and computed_on.';
 
+/** Members of an answer computed as of a past release. */
+export const AsOfNames = {
+  as_of: Type.Optional(Type.String({ description: 'With as_of: the release the answer describes (v<number>).' })),
+  computed_on: Type.Optional(Type.String({ description: 'With as_of: the release whose data answered.' })),
+};
+
 /** Body of the counts route: the filter (bare or wrapped), and optionally the release to count as of. */
 export const CountsBody = Type.Object(
   { ...FilterOrWrappedSchema.properties, as_of: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: AS_OF_DESCRIPTION })) },

@@ -46,7 +46,7 @@ declare module 'fastify' {
   }
 }
 
-const EXPOSED_HEADERS = ['ETag', 'X-Total-Count', 'X-Returned-Count', 'X-Truncated', 'X-Manifest-Limit', 'X-Filter-Warnings'].join(', ');
+const EXPOSED_HEADERS = ['ETag', 'X-Total-Count', 'X-Returned-Count', 'X-Truncated', 'X-Manifest-Limit', 'X-Filter-Warnings', 'X-As-Of', 'X-Computed-On'].join(', ');
 
 /** A plugin served by the same app (registered last, at the root), given the request logger. */
 export type Extension = (app: FastifyInstance, log: Logger | null) => Promise<void>;

@@ -10,37 +10,74 @@ import { toNumber } from './numbers.ts';
 import { parseReleaseArg, servedSql, versionFilter } from './release-versions.ts';
 import { countsFromRow, type Counts } from './version.ts';
 
-/** `instances` counts the series whose version is still current (earlier versions record no instance count; see warnings). */
-export interface AsOfCounts extends Counts {
+/** The release an answer describes and the release whose data computed it. */
+export interface AsOfNames {
   as_of: string;
   computed_on: string;
+}
+
+/** `instances` counts the series whose version is still current (earlier versions record no instance count; see warnings). */
+export interface AsOfCounts extends Counts, AsOfNames {
   filters_applied: { terms: Record<string, string[]>; ranges: Record<string, never> };
   warnings: string[];
 }
 
-export async function asOfCounts(ctx: AppContext, filters: FilterObject, asOf: string | number): Promise<AsOfCounts> {
+/**
+ * The cohort a past release served, as a relation with the columns of index
+ * the cohort routes read. The version's own columns come from
+ * prior_versions_index (or index, when the version is still current); the
+ * series-level ones (SeriesDescription, license_short_name, source_DOI,
+ * analysis_result_id) from the series' row in the served index, and are
+ * NULL for a series the served release no longer has. instanceCount is
+ * recorded for current versions only.
+ */
+export interface AsOfCohort extends AsOfNames {
+  release: number;
+  /** A parenthesised SELECT, usable after FROM; its parameters are `params`. */
+  from: string;
+  params: string[];
+  /** No term restricts the cohort: it is the whole release. */
+  empty: boolean;
+  filters_applied: { terms: Record<string, string[]>; ranges: Record<string, never> };
+  warnings: string[];
+}
+
+export async function asOfCohort(ctx: AppContext, filters: FilterObject | undefined, asOf: string | number): Promise<AsOfCohort> {
   if (!ctx.catalog.tables.includes('prior_versions_index')) throw invalidQuery('The served release has no prior_versions_index table, so earlier releases cannot be asked (as_of).');
   const release = await parseReleaseArg(ctx, asOf, 'as_of');
   const current = await parseReleaseArg(ctx, ctx.dataset.release, 'as_of');
   const w = versionFilter(filters, 'filters');
-  const r = await ctx.engine.one(
-    `SELECT count(DISTINCT v.PatientID) AS patients, count(DISTINCT v.StudyInstanceUID) AS studies, count(*) AS series,
-       coalesce(sum(v.series_size_MB), 0) AS size_mb, coalesce(sum(i.instanceCount), 0) AS instances, count(*) FILTER (WHERE i.crdc_series_uuid IS NULL) AS unknown_instances
-     FROM ${servedSql(current, release, w.sql)} v LEFT JOIN "index" i ON i.crdc_series_uuid = v.crdc_series_uuid`,
-    w.params,
-  );
   const terms: Record<string, string[]> = {};
   // versionFilter refused null values above.
-  for (const [k, v] of Object.entries(filters.terms ?? {})) if (v.length > 0) terms[k] = [...new Set(v as string[])];
-  const warnings: string[] = [];
-  const unknown = toNumber(r?.unknown_instances);
-  if (unknown > 0) warnings.push(`instances counts the ${toNumber(r?.series) - unknown} series whose v${release} version is still current; the other ${unknown} were earlier versions, whose instance counts are not recorded.`);
-  if (Object.keys(terms).length === 0) warnings.push(`No filter: these are the totals of the whole v${release} release.`);
+  for (const [k, v] of Object.entries(filters?.terms ?? {})) if (v.length > 0) terms[k] = [...new Set(v as string[])];
+  const from = `(SELECT v.collection_id, v.PatientID, v.StudyInstanceUID, v.SeriesInstanceUID, v.Modality, s.SeriesDescription,
+      CASE WHEN s.crdc_series_uuid = v.crdc_series_uuid THEN s.instanceCount END AS instanceCount,
+      v.series_size_MB, v.aws_bucket, v.crdc_series_uuid, v.url AS series_cloud1_url, s.license_short_name, s.source_DOI, s.analysis_result_id,
+      s.SeriesInstanceUID IS NOT NULL AS in_served, s.crdc_series_uuid IS NOT DISTINCT FROM v.crdc_series_uuid AS is_current
+    FROM ${servedSql(current, release, w.sql)} v LEFT JOIN "index" s ON s.SeriesInstanceUID = v.SeriesInstanceUID)`;
   return {
     as_of: `v${release}`,
     computed_on: ctx.dataset.release,
-    ...countsFromRow(r),
+    release,
+    from,
+    params: w.params,
+    empty: Object.keys(terms).length === 0,
     filters_applied: { terms, ranges: {} },
-    warnings,
+    warnings: [],
   };
+}
+
+export async function asOfCounts(ctx: AppContext, filters: FilterObject, asOf: string | number): Promise<AsOfCounts> {
+  const c = await asOfCohort(ctx, filters, asOf);
+  const r = await ctx.engine.one(
+    `SELECT count(DISTINCT PatientID) AS patients, count(DISTINCT StudyInstanceUID) AS studies, count(*) AS series,
+       coalesce(sum(series_size_MB), 0) AS size_mb, coalesce(sum(instanceCount), 0) AS instances, count(*) FILTER (WHERE NOT is_current) AS unknown_instances
+     FROM ${c.from}`,
+    c.params,
+  );
+  const warnings: string[] = [];
+  const unknown = toNumber(r?.unknown_instances);
+  if (unknown > 0) warnings.push(`instances counts the ${toNumber(r?.series) - unknown} series whose ${c.as_of} version is still current; the other ${unknown} were earlier versions, whose instance counts are not recorded.`);
+  if (c.empty) warnings.push(`No filter: these are the totals of the whole ${c.as_of} release.`);
+  return { as_of: c.as_of, computed_on: c.computed_on, ...countsFromRow(r), filters_applied: c.filters_applied, warnings };
 }

@@ -9,6 +9,7 @@ import { field, invalidQuery, msg, setting, tooLarge } from '../errors.ts';
 import type { FilterObject } from '../filters/v3.ts';
 import { round, tbFromMb, toNumber } from './numbers.ts';
 import { parseReleaseArg, servedSql, VERSION_ATTRIBUTES, versionFilter } from './release-versions.ts';
+import { streamLines } from './line-stream.ts';
 
 export const CHANGE_KINDS = ['added', 'revised', 'removed'] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
@@ -100,19 +101,49 @@ export async function cohortChanges(ctx: AppContext, req: ChangesRequest): Promi
   };
 }
 
-/** Every change as tab-separated lines (a header first): the downloadable list. */
-export async function changesTsv(ctx: AppContext, req: Omit<ChangesRequest, 'limit'>): Promise<string> {
+const TSV_COLUMNS = ['change', 'SeriesInstanceUID', 'collection_id', 'PatientID', 'StudyInstanceUID', 'Modality', 'from_crdc_series_uuid', 'to_crdc_series_uuid', 'series_aws_url', 'series_size_MB'];
+
+/** A TSV cell in SQL: empty for NULL, tabs and line breaks as spaces; a whole number of MB without a decimal point (as JSON writes it). */
+function tsvCell(c: string): string {
+  const text = c === 'series_size_MB' ? `CASE WHEN ${c} = trunc(${c}) THEN CAST(CAST(${c} AS BIGINT) AS VARCHAR) ELSE CAST(${c} AS VARCHAR) END` : `CAST(${c} AS VARCHAR)`;
+  return `coalesce(regexp_replace(${text}, '[\t\n\r]', ' ', 'g'), '')`;
+}
+
+export interface ChangesTsv {
+  /** Changed series listed. */
+  total: number;
+  /** The list, a header line first, streamed (bounded memory; no engine connection held while the reader is behind). */
+  body: AsyncGenerator<Buffer>;
+}
+
+/** Every change as tab-separated lines (a header first): the downloadable list, streamed. */
+export async function changesTsv(ctx: AppContext, req: Omit<ChangesRequest, 'limit'>): Promise<ChangesTsv> {
   const q = await changesQuery(ctx, req);
   // IDQS_MANIFEST_CAP 0 (the default) is no cap.
   const cap = manifestCapOf(ctx.config);
-  const rows = await ctx.engine.rows(
-    `SELECT * FROM (${q.sql}) WHERE change <> 'unchanged' ORDER BY change, collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID LIMIT ${cap + 1}`,
-    q.params,
-  );
-  if (rows.length > cap) {
-    throw tooLarge(msg`More than ${cap} series changed between v${q.from} and v${q.to} for this filter; the list holds at most ${cap} (${setting('IDQS_MANIFEST_CAP')}): narrow ${field('filters')}, e.g. by collection_id.`);
+  const changed = `SELECT * FROM (${q.sql}) WHERE change <> 'unchanged'`;
+  const lines = `SELECT concat_ws(chr(9), ${TSV_COLUMNS.map(tsvCell).join(', ')}) AS line
+    FROM (${changed} ORDER BY change, collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID LIMIT ?::BIGINT OFFSET ?::BIGINT)`;
+  const stream = streamLines(ctx, lines, q.params, cap, 'changes list');
+  let total: number;
+  try {
+    const [count] = await Promise.all([ctx.engine.one(`SELECT count(*) AS n FROM (${changed})`, q.params), stream.started]);
+    if (stream.error) throw stream.error;
+    total = toNumber(count?.n);
+    if (total > cap) {
+      throw tooLarge(msg`More than ${cap} series changed between v${q.from} and v${q.to} for this filter; the list holds at most ${cap} (${setting('IDQS_MANIFEST_CAP')}): narrow ${field('filters')}, e.g. by collection_id.`);
+    }
+  } catch (e) {
+    stream.stop();
+    throw e;
   }
-  const cols = ['change', 'SeriesInstanceUID', 'collection_id', 'PatientID', 'StudyInstanceUID', 'Modality', 'from_crdc_series_uuid', 'to_crdc_series_uuid', 'series_aws_url', 'series_size_MB'];
-  const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v).replace(/[\t\n\r]/g, ' '));
-  return [cols.join('\t'), ...rows.map((r) => cols.map((c) => cell(r[c])).join('\t'))].join('\n') + '\n';
+  async function* body(): AsyncGenerator<Buffer> {
+    try {
+      yield Buffer.from(TSV_COLUMNS.join('\t') + '\n');
+      yield* stream.blocks();
+    } finally {
+      stream.stop();
+    }
+  }
+  return { total, body: body() };
 }

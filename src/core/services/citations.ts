@@ -12,6 +12,8 @@ import type { BibRecord } from '../data/manifest.ts';
 import { field, invalidQuery, msg } from '../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 import { releaseCitations } from './release-citations.ts';
+import { asOfCohort } from './as-of.ts';
+import { toNumber } from './numbers.ts';
 
 export const CITATION_FORMATS = ['apa', 'bibtex', 'csl-json', 'ris'] as const;
 export type CitationFormat = (typeof CITATION_FORMATS)[number];
@@ -66,6 +68,8 @@ export interface CitationsResult {
   recommendation: string;
   filters_applied: CompiledFilter['filters_applied'];
   warnings: string[];
+  as_of?: string;
+  computed_on?: string;
 }
 
 const MISSING_NOTE = 'Bibliographic metadata for this DOI is not available offline; resolve the DOI for authors, title and year.';
@@ -385,11 +389,11 @@ export function platformRecord(ctx: AppContext): Promise<BibRecord> {
 }
 
 /** Distinct source DOIs (case-insensitively) of the series matching the filter, with their stored records, ordered by DOI. */
-export async function cohortDois(ctx: AppContext, compiled: CompiledFilter): Promise<DoiRecord[]> {
+export async function cohortDois(ctx: AppContext, compiled: Pick<CompiledFilter, 'where' | 'params'>, from = '"index"'): Promise<DoiRecord[]> {
   const rows = await ctx.engine.rows(
     `WITH d AS (
        SELECT lower(trim(source_DOI)) AS k, min(trim(source_DOI)) AS doi
-       FROM "index"
+       FROM ${from}
        WHERE (${compiled.where}) AND source_DOI IS NOT NULL AND trim(source_DOI) <> '' AND lower(trim(source_DOI)) <> ?
        GROUP BY 1
      )
@@ -407,10 +411,27 @@ export async function cohortDois(ctx: AppContext, compiled: CompiledFilter): Pro
   });
 }
 
-export async function citations(ctx: AppContext, req: { filters?: FilterObject | null; citation_format?: string | null }): Promise<CitationsResult> {
+/** The source DOIs of the versions a past release served: a series' DOI is that of its row in the served release. */
+async function asOfDois(ctx: AppContext, filters: FilterObject | undefined, asOf: string | number) {
+  const c = await asOfCohort(ctx, filters, asOf);
+  const [items, gone] = await Promise.all([
+    cohortDois(ctx, { where: 'TRUE', params: c.params }, c.from),
+    ctx.engine.one(`SELECT count(*) FILTER (WHERE NOT in_served) AS n FROM ${c.from}`, c.params),
+  ]);
+  const warnings = [...c.warnings];
+  const n = toNumber(gone?.n);
+  if (n > 0) warnings.push(`${n} series of ${c.as_of} are not in ${c.computed_on}, which alone records source DOIs: their datasets may be missing from these citations.`);
+  if (c.empty) warnings.push(`No filter: these are the citations of the whole ${c.as_of} release.`);
+  return { items, filters_applied: c.filters_applied as CompiledFilter['filters_applied'], warnings, names: { as_of: c.as_of, computed_on: c.computed_on } };
+}
+
+export async function citations(
+  ctx: AppContext,
+  req: { filters?: FilterObject | null; citation_format?: string | null; as_of?: string | number },
+): Promise<CitationsResult> {
   const format = parseCitationFormat(req.citation_format);
-  const compiled = await compileFilter(ctx, req.filters ?? undefined);
-  const [items, platform] = await Promise.all([cohortDois(ctx, compiled), platformRecord(ctx)]);
+  const compiled = req.as_of === undefined ? await compileFilter(ctx, req.filters ?? undefined) : await asOfDois(ctx, req.filters ?? undefined, req.as_of);
+  const [items, platform] = await Promise.all(['items' in compiled ? compiled.items : cohortDois(ctx, compiled), platformRecord(ctx)]);
   const formatted = formatCitations(items, platform, format);
   return {
     format,
@@ -422,5 +443,6 @@ export async function citations(ctx: AppContext, req: { filters?: FilterObject |
     recommendation: recommendation(platform),
     filters_applied: compiled.filters_applied,
     warnings: compiled.warnings,
+    ...('names' in compiled ? compiled.names : {}),
   };
 }

@@ -12,6 +12,7 @@ import { selectRows } from './cohort-index/evaluate.ts';
 import { pagePositions, rowsAt } from './cohort-index/page.ts';
 import { totalsOf } from './cohort-index/totals.ts';
 import { downloadInfo, MANIFEST_ORDER, type CommandWriter, type DownloadInfo } from './manifest.ts';
+import { asOfCohort, asOfCounts, type AsOfNames } from './as-of.ts';
 
 export type FiltersApplied = CompiledFilter['filters_applied'];
 
@@ -70,6 +71,8 @@ export interface ManifestRequest {
   /** Series per page, already brought within 1..maxPageSize by the caller (default: the configured page size). */
   page_size?: number;
   include_rows?: boolean;
+  /** A past release: the page of the series versions it served. */
+  as_of?: string | number;
 }
 
 export interface ManifestPage {
@@ -84,6 +87,8 @@ export interface ManifestPage {
   download: DownloadInfo;
   filters_applied: FiltersApplied;
   warnings: string[];
+  as_of?: string;
+  computed_on?: string;
 }
 
 /** The page size of a request: the configured default, or a value the caller brought within 1..maxPageSize. */
@@ -111,6 +116,7 @@ export function manifestQueries(compiled: CompiledFilter, pageSize: number, offs
  */
 export async function cohortManifest(ctx: AppContext, req: ManifestRequest, commands: CommandWriter): Promise<ManifestPage> {
   const pageSize = pageSizeOf(ctx, req.page_size);
+  if (req.as_of !== undefined) return asOfManifest(ctx, req, pageSize, commands);
   // A page is bounded by its size: an empty filter pages the whole release, as the public service
   // does, with the compiler's "entire dataset" warning (manifest.txt, unbounded, still refuses it).
   const compiled = await compileFilter(ctx, req.filters);
@@ -164,5 +170,48 @@ export async function cohortManifest(ctx: AppContext, req: ManifestRequest, comm
     }),
     filters_applied: compiled.filters_applied,
     warnings,
+  };
+}
+
+/** A manifest page of the series versions a past release served (by SQL: the cohort index holds the served release only). */
+async function asOfManifest(ctx: AppContext, req: ManifestRequest, pageSize: number, commands: CommandWriter): Promise<ManifestPage & AsOfNames> {
+  const c = await asOfCohort(ctx, req.filters, req.as_of!);
+  const counts = await asOfCounts(ctx, req.filters ?? {}, req.as_of!);
+  const page = Math.max(0, Math.floor(req.page ?? 0));
+  const offset = page * pageSize;
+  const fetchRows = (req.include_rows ?? true) && Number.isSafeInteger(offset);
+  const from = `FROM ${c.from} ORDER BY ${MANIFEST_ORDER}`;
+  const [rows, previewRows] = await Promise.all([
+    fetchRows ? ctx.engine.rows(`SELECT ${ROW_SELECT} ${from} LIMIT ? OFFSET ?`, [...c.params, pageSize, offset]) : Promise.resolve([] as Row[]),
+    ctx.engine.rows(`SELECT series_cloud1_url ${from} LIMIT ?`, [...c.params, PREVIEW_SIZE]),
+  ]);
+  const series = rows as unknown as ManifestRow[];
+  const total = counts.series;
+  const { as_of, computed_on, filters_applied, warnings, ...totals } = counts;
+  if (series.some((r) => r.license_short_name === null)) {
+    warnings.push('Series the served release no longer has show no SeriesDescription, license_short_name or analysis_result_id: prior_versions_index does not record them.');
+  }
+  return {
+    counts: totals,
+    page,
+    page_size: pageSize,
+    returned: series.length,
+    total_series: total,
+    total_pages: Math.ceil(total / pageSize),
+    has_more: offset + pageSize < total,
+    series,
+    download: downloadInfo(ctx, {
+      applied: filters_applied,
+      total_series: total,
+      size_TB: counts.size_TB,
+      size_MB: counts.size_MB,
+      preview: previewRows.map((r) => String(r.series_cloud1_url)),
+      commands,
+      as_of,
+    }),
+    filters_applied,
+    warnings,
+    as_of,
+    computed_on,
   };
 }

@@ -11,6 +11,7 @@ import type { FiltersApplied } from './cohort.ts';
 import { readyCohortIndex } from './cohort-index/build.ts';
 import { selectRows } from './cohort-index/evaluate.ts';
 import { groupBy } from './cohort-index/group.ts';
+import { asOfCohort, type AsOfNames } from './as-of.ts';
 
 export interface LicenseItem {
   license_short_name: string | null;
@@ -27,6 +28,8 @@ export interface LicensesResult {
   commercial_use_allowed_for_all: boolean;
   filters_applied: FiltersApplied;
   warnings: string[];
+  as_of?: string;
+  computed_on?: string;
 }
 
 interface LicenseDetail {
@@ -78,10 +81,10 @@ function licenseDetails(ctx: AppContext): Promise<Map<string, LicenseDetail>> {
   });
 }
 
-/** Series and size per license short name over `index` rows matching `where`; most series first, ties by name. */
-export async function licenseBreakdown(ctx: AppContext, where: string, params: Param[]): Promise<LicenseItem[]> {
+/** Series and size per license short name over rows of `from` (index by default) matching `where`; most series first, ties by name. */
+export async function licenseBreakdown(ctx: AppContext, where: string, params: Param[], from = '"index"'): Promise<LicenseItem[]> {
   const rows = await ctx.engine.rows(
-    `SELECT license_short_name, count(*) AS series, COALESCE(sum(series_size_MB), 0) AS size_mb FROM "index" WHERE ${where}
+    `SELECT license_short_name, count(*) AS series, COALESCE(sum(series_size_MB), 0) AS size_mb FROM ${from} WHERE ${where}
      GROUP BY license_short_name ORDER BY series DESC, license_short_name ASC NULLS LAST`,
     params,
   );
@@ -106,10 +109,25 @@ function indexedBreakdown(ctx: AppContext, applied: FiltersApplied): LicenseItem
   return groups.map((g) => licenseItem(g.value, g.rows, g.sizeMb));
 }
 
-export async function cohortLicenses(ctx: AppContext, filter: FilterObject): Promise<LicensesResult> {
-  const compiled = await compileFilter(ctx, filter);
+/** The breakdown of the versions a past release served: a series' license is that of its row in the served release. */
+async function asOfBreakdown(ctx: AppContext, filter: FilterObject, asOf: string | number) {
+  const c = await asOfCohort(ctx, filter, asOf);
+  const [items, gone] = await Promise.all([
+    licenseBreakdown(ctx, 'TRUE', c.params, c.from),
+    ctx.engine.one(`SELECT count(*) FILTER (WHERE NOT in_served) AS n FROM ${c.from}`, c.params),
+  ]);
+  const warnings = [...c.warnings];
+  const n = toNumber(gone?.n);
+  if (n > 0) warnings.push(`${n} series of ${c.as_of} are not in ${c.computed_on}, which alone records licenses: they are counted under license_short_name null.`);
+  if (c.empty) warnings.push(`No filter: this is the breakdown of the whole ${c.as_of} release.`);
+  const names: AsOfNames = { as_of: c.as_of, computed_on: c.computed_on };
+  return { items, filters_applied: c.filters_applied as FiltersApplied, warnings, names };
+}
+
+export async function cohortLicenses(ctx: AppContext, filter: FilterObject, asOf?: string | number): Promise<LicensesResult> {
+  const compiled = asOf === undefined ? await compileFilter(ctx, filter) : await asOfBreakdown(ctx, filter, asOf);
   const [items, details] = await Promise.all([
-    indexedBreakdown(ctx, compiled.filters_applied) ?? licenseBreakdown(ctx, compiled.where, compiled.params),
+    'items' in compiled ? compiled.items : (indexedBreakdown(ctx, compiled.filters_applied) ?? licenseBreakdown(ctx, compiled.where, compiled.params)),
     licenseDetails(ctx),
   ]);
   const licenses = items.map((l): LicenseItem => {
@@ -129,5 +147,6 @@ export async function cohortLicenses(ctx: AppContext, filter: FilterObject): Pro
     commercial_use_allowed_for_all: licenses.length > 0 && licenses.every((l) => l.commercial_use_allowed === true),
     filters_applied: compiled.filters_applied,
     warnings: compiled.warnings,
+    ...('names' in compiled ? compiled.names : {}),
   };
 }

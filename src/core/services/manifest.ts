@@ -9,14 +9,14 @@
 import { manifestCapOf } from '../../config.ts';
 import type { AppContext } from '../context.ts';
 import type { Param } from '../engine/engine.ts';
-import { Spool } from '../engine/spool.ts';
-import { WorkCancelled, workSignal } from '../engine/work.ts';
+import { streamLines } from './line-stream.ts';
 import { field, invalidQuery, invalidRequest, msg, see } from '../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 import { folderNameSql } from '../rules/folder-name.ts';
 import { DOWNLOAD_DIR, s5cmdFileName, s5cmdRunCommand } from '../rules/shell.ts';
 import { STORE_ALIASES, type StoreKey } from '../rules/stores.ts';
 import { toNumber } from './numbers.ts';
+import { asOfCohort } from './as-of.ts';
 
 export type { StoreKey };
 
@@ -99,6 +99,8 @@ export interface ManifestTextRequest {
   /** Most series lines, already lowered to the caller's cap (default: the manifest cap). */
   limit?: number | null;
   format?: string | null;
+  /** A past release: the manifest of the versions of the series it served. */
+  as_of?: string | number;
 }
 
 interface ManifestMeta {
@@ -113,6 +115,9 @@ interface ManifestMeta {
   limit: number;
   filters_applied: CompiledFilter['filters_applied'];
   warnings: string[];
+  /** With as_of: the release listed and the release whose data answered. */
+  as_of?: string;
+  computed_on?: string;
 }
 
 export interface ManifestText extends ManifestMeta {
@@ -129,10 +134,6 @@ export interface ManifestLines extends ManifestMeta {
   lines: string[];
 }
 
-/** Lines per block of the text body. */
-const BLOCK_LINES = 1024;
-/** Most lines one query of the text body produces (128 blocks); the next one resumes after them. */
-const RUN_LINES = 128 * BLOCK_LINES;
 
 /** Check the request and count the cohort; the SQL of its lines. */
 async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
@@ -146,12 +147,33 @@ async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > cap) {
     throw invalidRequest(msg`${field('limit')} must be an integer from 1 to ${cap}; got ${JSON.stringify(limit)}.`);
   }
-  const compiled = await compileManifestFilter(ctx, req.filters);
+  const src = await manifestSource(ctx, req);
   const line = lineExpression(ctx, store, format);
   /** Lines [offset, offset + count) of the manifest (bound as BIGINTs: no cap is the largest exact integer). */
   // The line is built after the sort, for the rows taken only: the sort carries narrow keys, not long lines.
-  const lines = `SELECT ${line.sql} AS line FROM (SELECT ${LINE_COLUMNS} FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?::BIGINT OFFSET ?::BIGINT)`;
-  return { store, format, limit, compiled, lines, params: [...line.params, ...compiled.params] };
+  const lines = `SELECT ${line.sql} AS line FROM (SELECT ${LINE_COLUMNS} FROM ${src.from} WHERE ${src.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?::BIGINT OFFSET ?::BIGINT)`;
+  const count = { sql: `SELECT count(*) AS n FROM ${src.from} WHERE ${src.where}`, params: src.params };
+  return { store, format, limit, compiled: src, lines, count, params: [...line.params, ...src.params] };
+}
+
+/**
+ * The rows a manifest lists: index rows matching the filter, or (as_of) the
+ * versions a past release served, whose URLs are those of that version
+ * (prior_versions_index's for a version since revised).
+ */
+async function manifestSource(ctx: AppContext, req: ManifestTextRequest) {
+  if (req.as_of === undefined) {
+    const c = await compileManifestFilter(ctx, req.filters);
+    return { from: '"index"', where: c.where, params: c.params as Param[], filters_applied: c.filters_applied, warnings: c.warnings, names: null };
+  }
+  const c = await asOfCohort(ctx, req.filters, req.as_of);
+  if (c.empty) {
+    throw invalidQuery(
+      msg`A manifest needs at least one filter; an empty filter would list the entire ${c.as_of} release. Filter e.g. {"terms": {"collection_id": ["nlst"]}}.`,
+    );
+  }
+  const names = { as_of: c.as_of, computed_on: c.computed_on };
+  return { from: c.from, where: 'TRUE', params: c.params as Param[], filters_applied: c.filters_applied, warnings: c.warnings, names };
 }
 
 function metaOf(o: Awaited<ReturnType<typeof openManifest>>, total: number): ManifestMeta {
@@ -164,7 +186,13 @@ function metaOf(o: Awaited<ReturnType<typeof openManifest>>, total: number): Man
     limit: o.limit,
     filters_applied: o.compiled.filters_applied,
     warnings: [...o.compiled.warnings],
+    ...(o.compiled.names ?? {}),
   };
+}
+
+/** The first line of a manifest of a past release: a comment saying which release it lists (a saved file keeps it). */
+export function asOfLine(m: Pick<ManifestMeta, 'as_of' | 'computed_on'>): string | null {
+  return m.as_of === undefined ? null : `# The series versions release ${m.as_of} served, computed on release ${m.computed_on}.`;
 }
 
 /** The last line of a cut manifest: a comment every manifest reader skips. */
@@ -172,75 +200,26 @@ export function truncationLine(m: Pick<ManifestMeta, 'returned' | 'total' | 'lim
   return `# Truncated: ${m.returned} of ${m.total} series listed (limit ${m.limit}); ${m.total - m.returned} series are not in this list. Raise the limit or narrow the filter to get them.`;
 }
 
-/**
- * The plain-text manifest, produced into a bounded spool as fast as the engine
- * goes and read at the client's pace. Blocks of BLOCK_LINES lines are joined in
- * the engine: crossing into JavaScript once per block instead of once per line
- * is what makes the text body about as fast as the engine's own export.
- */
+/** The plain-text manifest, streamed (see line-stream.ts): header comments, the lines, and a last line when cut. */
 export async function manifestText(ctx: AppContext, req: ManifestTextRequest): Promise<ManifestText> {
   const o = await openManifest(ctx, req);
-  // row_number() OVER () is DuckDB's streaming window, which keeps the order of the sorted input.
-  const blocks = `SELECT block, n, strlen(block)::BIGINT AS bytes FROM (
-    SELECT string_agg(line, chr(10) ORDER BY rn) || chr(10) AS block, count(*)::INTEGER AS n, (rn - 1) // ${BLOCK_LINES} AS b
-    FROM (SELECT line, row_number() OVER () AS rn FROM (${o.lines}))
-    GROUP BY b) ORDER BY b`;
-  const spool = new Spool(ctx.config.exportBufferMb * 1024 * 1024);
-  const signal = workSignal();
-  const stop = new AbortController();
-  const both = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
-  const run = { signal: both, timeoutMs: ctx.config.exportTimeoutMs, timeoutSetting: 'IDQS_EXPORT_TIMEOUT_MS' };
-  const produce = async () => {
-    let offset = 0;
-    let bytes = 0;
-    while (offset < o.limit) {
-      // Each query produces about one spool of lines (the first one RUN_LINES, then by the bytes per
-      // line seen): the engine chunk that unread blocks keep alive stays near the spool's size, and a
-      // fast reader needs few queries (each one sorts the cohort again).
-      const perRun = offset === 0 ? RUN_LINES : Math.max(RUN_LINES, Math.floor(spool.highWater / (bytes / offset)));
-      const take = Math.min(o.limit - offset, perRun);
-      let got = 0;
-      const outcome = await ctx.engine.produceExport(blocks, [...o.params, take, offset], (chunk) => {
-        const counts = chunk.getColumnVector(1);
-        const sizes = chunk.getColumnVector(2);
-        // Blocks are read from the engine's chunk when the reader takes them, not here; the
-        // closure holds the chunk itself, so its memory lives as long as a block still needs it.
-        for (let r = 0; r < chunk.rowCount; r++) {
-          const size = Number(sizes.getItem(r) as bigint);
-          spool.push({ bytes: size, read: () => Buffer.from(chunk.getColumnVector(0).getItem(r) as string) });
-          bytes += size;
-          const n = counts.getItem(r) as number;
-          offset += n;
-          got += n;
-        }
-        return !spool.full;
-      }, run);
-      if (outcome === 'end' && got < take) break; // the cohort ended
-      // The reader is behind: resume from here once it has caught up, without holding a connection.
-      await spool.drained(both);
-    }
-  };
-  const [count] = await Promise.all([
-    ctx.engine.one(`SELECT count(*) AS n FROM "index" WHERE ${o.compiled.where}`, o.compiled.params),
-    // Production starts now; its first block is awaited so a failing query fails the request, not the body.
-    (async () => {
-      const done = produce().then(() => spool.end(), (e: unknown) => spool.fail(e));
-      await Promise.race([spool.started(), done]);
-    })(),
-  ]);
-  if (spool.error) throw spool.error;
+  const stream = streamLines(ctx, o.lines, o.params, o.limit, 'manifest');
+  const [count] = await Promise.all([ctx.engine.one(o.count.sql, o.count.params), stream.started]);
+  if (stream.error) throw stream.error;
   const meta = metaOf(o, toNumber(count?.n));
   const header: string[] = [];
+  const named = asOfLine(meta);
+  if (named !== null) header.push(named);
   if (meta.format === 's5cmd') header.push(`# Run with: ${s5cmdRun(ctx, meta.store)}`);
   async function* body(): AsyncGenerator<Buffer> {
     try {
       if (header.length > 0) yield Buffer.from(header.join('\n') + '\n');
-      yield* spool.drain();
+      yield* stream.blocks();
       // A cut list says so in its own last line, not only in headers a saved file loses.
       if (meta.truncated) yield Buffer.from(truncationLine(meta) + '\n');
     } finally {
       // The reader stopped (finished, failed or gone): so does the producer.
-      stop.abort(new WorkCancelled('the manifest reader stopped'));
+      stream.stop();
     }
   }
   return { ...meta, body: body() };
@@ -250,7 +229,7 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
 export async function manifestLines(ctx: AppContext, req: ManifestTextRequest): Promise<ManifestLines> {
   const o = await openManifest(ctx, req);
   const [count, rows] = await Promise.all([
-    ctx.engine.one(`SELECT count(*) AS n FROM "index" WHERE ${o.compiled.where}`, o.compiled.params),
+    ctx.engine.one(o.count.sql, o.count.params),
     ctx.engine.rows(o.lines, [...o.params, o.limit, 0]),
   ]);
   return { ...metaOf(o, toNumber(count?.n)), lines: rows.map((r) => String(r.line)) };
@@ -272,7 +251,7 @@ export interface WrittenCommands {
 }
 
 /** Writes the command lines of a download payload for a filter (they name routes and flags: see src/contract). */
-export type CommandWriter = (applied: CompiledFilter['filters_applied']) => WrittenCommands;
+export type CommandWriter = (applied: CompiledFilter['filters_applied'], asOf?: string) => WrittenCommands;
 
 export interface DownloadInfo {
   total_series: number;
@@ -304,16 +283,18 @@ export function storesInfo(ctx: AppContext): DownloadInfo['stores'] {
 /** Download payload of a manifest page: the commands for the same filters, and what to check first. */
 export function downloadInfo(
   ctx: AppContext,
-  args: { applied: CompiledFilter['filters_applied']; total_series: number; size_TB: number; size_MB: number; preview: string[]; commands: CommandWriter },
+  args: { applied: CompiledFilter['filters_applied']; total_series: number; size_TB: number; size_MB: number; preview: string[]; commands: CommandWriter; as_of?: string },
 ): DownloadInfo {
   const cap = manifestCapOf(ctx.config);
   const truncated = args.total_series > cap;
   const stores = ctx.dataset.stores;
-  const written = args.commands(args.applied);
+  const written = args.commands(args.applied, args.as_of);
   const note =
     `The buckets are public: no credentials are needed (s5cmd --no-sign-request). ` +
     `Check the size first (${args.size_TB} TB = ${args.size_MB} MB in ${args.total_series} series) and the licenses of the same filter before downloading. ` +
-    `idqs: run the per-collection lines, or the --filters line, or save the manifest with save_manifest and run the --manifest line. ` +
+    (args.as_of === undefined
+      ? `idqs: run the per-collection lines, or the --filters line, or save the manifest with save_manifest and run the --manifest line. `
+      : `idqs: save the manifest of the versions ${args.as_of} served with save_manifest and run the --manifest --as-saved line (without --as-saved, the current versions are downloaded). `) +
     `s5cmd: run the two lines of s5cmd_cloud1 (${stores.cloud1.name}) or s5cmd_cloud2 (${stores.cloud2.name}) in order. ` +
     `cloud2 is reached through its S3-compatible endpoint ${stores.cloud2.endpoint}, so its URLs keep the s3:// scheme.` +
     (truncated

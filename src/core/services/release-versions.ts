@@ -57,6 +57,9 @@ export function versionFilter(f: FilterObject | undefined, name: string): { sql:
     params.push(...(values as string[]));
   }
   if (Object.keys(f?.all_terms ?? {}).length > 0) throw invalidQuery(msg`${field(name)} has all_terms; filters over releases take terms on ${VERSION_ATTRIBUTES.join(', ')} only.`);
+  if (f?.any_of !== undefined && f.any_of !== null) {
+    throw invalidQuery(msg`${field(name)} has any_of; filters over releases take terms on ${VERSION_ATTRIBUTES.join(', ')} only (several values of one attribute are a union already).`);
+  }
   const ranges = Object.keys(f?.ranges ?? {});
   if (ranges.length > 0) {
     throw invalidQuery(msg`${field(name)} has ranges (${ranges.join(', ')}); earlier releases record no numeric or date attributes, so filters over releases take terms on ${VERSION_ATTRIBUTES.join(', ')} only.`);

@@ -104,14 +104,22 @@ const CUR_COLS = `SeriesInstanceUID, collection_id, PatientID, StudyInstanceUID,
 /** A row of N fields. */
 type Fields<N extends number, A extends (string | null)[] = []> = A['length'] extends N ? A : Fields<N, [...A, string | null]>;
 
-/** The rows of a query of `n` columns as arrays of strings (null for NULL). */
-async function packedRows<N extends number>(ctx: AppContext, n: N, sql: string, params: string[]): Promise<Fields<N>[]> {
+/** SQL of the rows of a query of `n` columns packed in one string (column `packed`), in the order of `orderBy` (columns c0.., or none). */
+function packedSql(n: number, sql: string, orderBy = ''): string {
   const names = Array.from({ length: n }, (_, i) => `c${i}`);
   const fields = names.map((c) => `coalesce(CAST(${c} AS VARCHAR), '${NULL}')`).join(', ');
-  const r = await ctx.engine.one(`SELECT string_agg(concat_ws('${FIELD}', ${fields}), '${RECORD}') AS packed FROM (${sql}) AS t(${names.join(', ')})`, params);
-  const packed = r?.packed;
+  return `SELECT string_agg(concat_ws('${FIELD}', ${fields}), '${RECORD}'${orderBy ? ` ORDER BY ${orderBy}` : ''}) AS packed FROM (${sql}) AS t(${names.join(', ')})`;
+}
+
+/** The rows packed by packedSql, as arrays of strings (null for NULL). */
+function unpack<N extends number>(packed: unknown): Fields<N>[] {
   if (typeof packed !== 'string' || packed === '') return [];
   return packed.split(RECORD).map((rec) => rec.split(FIELD).map((v) => (v === NULL ? null : v)) as Fields<N>);
+}
+
+/** The rows of a query of `n` columns as arrays of strings (null for NULL). */
+async function packedRows<N extends number>(ctx: AppContext, n: N, sql: string, params: string[]): Promise<Fields<N>[]> {
+  return unpack<N>((await ctx.engine.one(packedSql(n, sql), params))?.packed);
 }
 
 interface SeriesFacts {
@@ -164,29 +172,22 @@ export async function resolveSaved(ctx: AppContext, input: ResolveInput): Promis
   const uuidSeries = new Map<string, { sid: string; current: boolean }>();
   if (uuids.size > 0 || uids.size > 0) {
     const params = [[...uuids].join(','), [...uids].join(',')];
-    const cte = `qu AS (SELECT DISTINCT u FROM ${LIST('?')} t(u)), qs AS (SELECT DISTINCT u FROM ${LIST('?')} t(u)),
-      pv AS (SELECT DISTINCT SeriesInstanceUID AS sid FROM prior_versions_index WHERE crdc_series_uuid IN (SELECT u FROM qu) OR SeriesInstanceUID IN (SELECT u FROM qs)),
-      cur AS (SELECT ${CUR_COLS} FROM "index" WHERE crdc_series_uuid IN (SELECT u FROM qu)
-        UNION SELECT ${CUR_COLS} FROM "index" WHERE SeriesInstanceUID IN (SELECT u FROM qs UNION SELECT sid FROM pv))`;
-    const [cur, old] = await Promise.all([
-      packedRows(
-        ctx,
-        11,
-        `WITH ${cte} SELECT ${CUR_COLS} FROM cur`,
-        params,
-      ),
-      // A version may have several rows (one per bucket it sat in): one per folder, the URL where there is one.
-      packedRows(
-        ctx,
-        11,
-        `WITH ${cte}, sids AS (SELECT sid FROM pv UNION SELECT SeriesInstanceUID FROM cur)
-         SELECT SeriesInstanceUID, crdc_series_uuid, any_value(collection_id), any_value(PatientID), any_value(StudyInstanceUID), any_value(Modality),
-           min(min_idc_version), max(max_idc_version), max(series_aws_url), max(aws_bucket), max(series_size_MB)
-         FROM prior_versions_index WHERE SeriesInstanceUID IN (SELECT sid FROM sids)
-         GROUP BY SeriesInstanceUID, crdc_series_uuid ORDER BY SeriesInstanceUID, max(max_idc_version), min(min_idc_version)`,
-        params,
-      ),
-    ]);
+    // One query, its sets materialised once: the asked lists, the series of prior versions asked, the current rows (one scan of
+    // index for both kinds of identifier), and every prior version of all of them.
+    const cte = `qu AS MATERIALIZED (SELECT DISTINCT u FROM ${LIST('?')} t(u)), qs AS MATERIALIZED (SELECT DISTINCT u FROM ${LIST('?')} t(u)),
+      pv AS MATERIALIZED (SELECT DISTINCT SeriesInstanceUID AS sid FROM prior_versions_index WHERE crdc_series_uuid IN (SELECT u FROM qu) OR SeriesInstanceUID IN (SELECT u FROM qs)),
+      cur AS MATERIALIZED (SELECT ${CUR_COLS} FROM "index" WHERE crdc_series_uuid IN (SELECT u FROM qu) OR SeriesInstanceUID IN (SELECT u FROM qs UNION ALL SELECT sid FROM pv))`;
+    // A version may have several rows (one per bucket it sat in): one per folder, the URL where there is one.
+    const prior = `SELECT SeriesInstanceUID, crdc_series_uuid, any_value(collection_id), any_value(PatientID), any_value(StudyInstanceUID), any_value(Modality),
+        min(min_idc_version), max(max_idc_version), max(series_aws_url), max(aws_bucket), max(series_size_MB)
+      FROM prior_versions_index WHERE SeriesInstanceUID IN (SELECT sid FROM pv UNION ALL SELECT SeriesInstanceUID FROM cur)
+      GROUP BY SeriesInstanceUID, crdc_series_uuid`;
+    const both = await ctx.engine.one(
+      `WITH ${cte} SELECT (${packedSql(11, `SELECT ${CUR_COLS} FROM cur`)}) AS cur, (${packedSql(11, prior, 'c0, c7, c6')}) AS old`,
+      params,
+    );
+    const cur = unpack<11>(both?.cur);
+    const old = unpack<11>(both?.old);
     for (const [sid, collection_id, PatientID, StudyInstanceUID, Modality, uuid, since, url, bucket, size, license] of cur) {
       series.set(sid!, {
         collection_id: collection_id!,

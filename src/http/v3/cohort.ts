@@ -11,8 +11,8 @@ import { cohortLicenses } from '../../core/services/licenses.ts';
 import { MANIFEST_ORDER, manifestText } from '../../core/services/manifest.ts';
 import { lookupSeries } from '../../core/services/series.ts';
 import { asOfCounts } from '../../core/services/as-of.ts';
-import { CountsBody } from '../../contract/release-schemas.ts';
-import { FilterOrWrappedSchema, FilterSchema, FiltersApplied, Warnings, unwrapFilters } from '../../contract/filter-schema.ts';
+import { AS_OF_DESCRIPTION, AsOfNames, CountsBody } from '../../contract/release-schemas.ts';
+import { FilterSchema, FiltersApplied, Warnings, unwrapFilters } from '../../contract/filter-schema.ts';
 import { LicenseItem, ManifestRow, SeriesLookupBody, SeriesLookupResponse, Stores } from '../../contract/cohort-schemas.ts';
 import { downloadCommands } from '../../contract/download-commands.ts';
 import { applyLimit, restLimits } from '../../contract/limits.ts';
@@ -83,6 +83,7 @@ const ManifestResponse = Type.Object({
   download: Download,
   filters_applied: FiltersApplied,
   warnings: Warnings,
+  ...AsOfNames,
 });
 
 const LicensesResponse = Type.Object({
@@ -90,6 +91,7 @@ const LicensesResponse = Type.Object({
   commercial_use_allowed_for_all: Type.Boolean({ description: 'True only when the cohort is not empty and every license allows commercial use.' }),
   filters_applied: FiltersApplied,
   warnings: Warnings,
+  ...AsOfNames,
 });
 
 const MANIFEST_TEXT_HEADERS = {
@@ -98,6 +100,8 @@ const MANIFEST_TEXT_HEADERS = {
   'X-Truncated': { type: 'string', enum: ['true', 'false'], description: 'true when the limit cut the manifest.' },
   'X-Manifest-Limit': { type: 'string', description: 'Effective limit after clamping to the manifest cap (an integer), or "none": the whole cohort.' },
   'X-Filter-Warnings': { type: 'string', description: 'JSON array of warnings (as in the JSON routes), present only when there are any.' },
+  'X-As-Of': { type: 'string', description: 'With as_of: the release listed (v<number>); the body then starts with a # line naming it.' },
+  'X-Computed-On': { type: 'string', description: 'With as_of: the release whose data answered.' },
 };
 
 /** The command lines of a download payload, calling this API back where the caller reached it. */
@@ -147,6 +151,7 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
         Type.Integer({ default: pageSize, description: `Series per page, default ${pageSize}; clamped to 1..${maxPageSize} (a warning says so).` }),
       ),
       include_rows: Type.Optional(Type.Boolean({ default: true, description: 'false: counts and download payload only, no series rows.' })),
+      as_of: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: AS_OF_DESCRIPTION })),
     },
     { additionalProperties: false, examples: [{ filters: EXAMPLE_FILTER, page: 0, page_size: 50 }] },
   );
@@ -165,7 +170,7 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
       },
     },
     async (req) => {
-      const b = req.body as { filters?: FilterObject; page?: number; page_size?: number; include_rows?: boolean };
+      const b = req.body as { filters?: FilterObject; page?: number; page_size?: number; include_rows?: boolean; as_of?: string | number };
       const size = applyLimit('page_size', b.page_size, limits.pageSize);
       const page = await cohortManifest(ctx, { ...b, page_size: size.value }, commandsFor(req));
       if (size.warning) page.warnings.push(size.warning);
@@ -188,6 +193,9 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
       ),
       format: Type.Optional(
         Type.String({ default: 'urls', description: 'urls (one s3:// URL per line) or s5cmd (a cp command per series into idqs-data/<collection_id>/<PatientID>/<StudyInstanceUID>/<SeriesInstanceUID>/, for s5cmd run).' }),
+      ),
+      as_of: Type.Optional(
+        Type.Union([Type.String(), Type.Integer()], { description: `${AS_OF_DESCRIPTION} Each line is the URL of the version that release served (a prior version's URL when the series was revised since).` }),
       ),
     },
     { additionalProperties: false, examples: [{ filters: EXAMPLE_FILTER, source: 'cloud1', limit: 1000 }] },
@@ -217,7 +225,7 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
       },
     },
     async (req, reply) => {
-      const b = req.body as { filters?: FilterObject; source?: string; limit?: number; format?: string };
+      const b = req.body as { filters?: FilterObject; source?: string; limit?: number; format?: string; as_of?: string | number };
       const limit = applyLimit('limit', b.limit, limits.manifestLines);
       await holdExport(req, reply);
       const m = await manifestText(ctx, { ...b, limit: limit.value });
@@ -228,6 +236,7 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
       reply.header('X-Truncated', String(m.truncated));
       reply.header('X-Manifest-Limit', m.limit === Number.MAX_SAFE_INTEGER ? 'none' : String(m.limit));
       if (m.warnings.length > 0) reply.header('X-Filter-Warnings', headerJson(m.warnings));
+      if (m.as_of !== undefined) reply.header('X-As-Of', m.as_of).header('X-Computed-On', m.computed_on);
       return sendBlocks(req, reply, m.body);
     },
   );
@@ -241,11 +250,14 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
         description:
           'Series and size per license for a filter, with the license’s long name and URL where known and whether commercial use is allowed. ' +
           'The body is the filter itself ({terms, ranges}); {"filters": {...}} is accepted too. Check this before downloading or publishing.',
-        body: FilterOrWrappedSchema,
+        body: CountsBody,
         response: { 200: LicensesResponse, ...errors(400, 422) },
       },
     },
-    async (req) => cohortLicenses(ctx, unwrapFilters(req.body as never)),
+    async (req) => {
+      const { as_of, ...filter } = req.body as Static<typeof CountsBody>;
+      return cohortLicenses(ctx, unwrapFilters(filter), as_of);
+    },
   );
 
   // An example that resolves against the served data: the first series of the manifest order.

@@ -11,6 +11,7 @@ import { FiltersApplied, Warnings } from '../../contract/filter-schema.ts';
 import { Counts } from './cohort.ts';
 import { FilterSchema } from '../../contract/filter-schema.ts';
 import { errors } from './schemas.ts';
+import { AS_OF_DESCRIPTION, AsOfNames } from '../../contract/release-schemas.ts';
 
 const Bucket = {
   count: Type.Integer({ description: 'Entities (see count) with this value among the series passing every *other* filter: what selecting it would give.' }),
@@ -64,6 +65,9 @@ const FacetsBody = Type.Object(
       Type.String({ default: 'patients', description: `What the counts count: ${COUNT_MODES.join(', ')} (distinct). Default patients (the portal's cases).` }),
     ),
     limit: Type.Optional(Type.Integer({ description: 'Most values listed per term attribute (selected values are always listed); default and cap as for GET /v3/attributes/{attribute}/values.' })),
+    as_of: Type.Optional(
+      Type.Union([Type.String(), Type.Integer()], { description: `${AS_OF_DESCRIPTION} Facets then exist for those attributes only (all of them by default).` }),
+    ),
   },
   {
     additionalProperties: false,
@@ -77,6 +81,7 @@ const FacetsResponse = Type.Object({
   facets: Type.Record(Type.String(), Type.Union([TermFacet, RangeFacet]), { description: 'Facet of each requested attribute, in the order requested.' }),
   filters_applied: FiltersApplied,
   warnings: Warnings,
+  ...AsOfNames,
 });
 
 export async function facetsRoutes(app: FastifyInstance): Promise<void> {

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { CITATION_FORMATS, DEFAULT_CITATION_FORMAT, PLATFORM_DOI, citations } from '../../core/services/citations.ts';
 import { VIEWERS, viewerExample, viewerUrl } from '../../core/services/viewer.ts';
 import { FilterSchema, FiltersApplied } from '../../contract/filter-schema.ts';
+import { AS_OF_DESCRIPTION, AsOfNames } from '../../contract/release-schemas.ts';
 import { errors } from './schemas.ts';
 
 const CslName = Type.Union([
@@ -47,6 +48,7 @@ const CitationsResult = Type.Object({
   recommendation: Type.String(),
   filters_applied: FiltersApplied,
   warnings: Type.Array(Type.String(), { description: 'Caveats about the filter (empty filter, case mismatches, ignored members).' }),
+  ...AsOfNames,
 });
 
 const CitationsBody = Type.Object(
@@ -58,6 +60,7 @@ const CitationsBody = Type.Object(
         examples: ['apa'],
       }),
     ),
+    as_of: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: AS_OF_DESCRIPTION })),
   },
   { additionalProperties: false, examples: [{ filters: { terms: { collection_id: ['nlst'] } }, citation_format: 'apa' }] },
 );
@@ -133,6 +136,6 @@ export async function toolsRoutes(app: FastifyInstance): Promise<void> {
         response: { 200: CitationsResult, ...errors(400, 422) },
       },
     },
-    async (req) => citations(ctx, { filters: req.body?.filters, citation_format: req.body?.citation_format }),
+    async (req) => citations(ctx, { filters: req.body?.filters, citation_format: req.body?.citation_format, ...(req.body?.as_of === undefined ? {} : { as_of: req.body.as_of }) }),
   );
 }

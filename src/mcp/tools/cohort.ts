@@ -28,11 +28,15 @@ export interface CohortUrls {
   filters_applied: CompiledFilter['filters_applied'];
   warnings: string[];
   note: string;
+  as_of?: string;
+  computed_on?: string;
 }
 
+const asOfInput = { as_of: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: AS_OF_DESCRIPTION })) };
+
 /** The lines of manifest.txt as one object: URLs read from the manifest's stream of lines (a bounded number of them). */
-export async function cohortUrls(ctx: AppContext, req: { filters: FilterObject; source?: string; limit: number; warnings?: string[] }): Promise<CohortUrls> {
-  const m = await manifestLines(ctx, { filters: req.filters, source: req.source, limit: req.limit });
+export async function cohortUrls(ctx: AppContext, req: { filters: FilterObject; source?: string; limit: number; warnings?: string[]; as_of?: string | number }): Promise<CohortUrls> {
+  const m = await manifestLines(ctx, { filters: req.filters, source: req.source, limit: req.limit, ...(req.as_of === undefined ? {} : { as_of: req.as_of }) });
   const urls: string[] = [];
   for await (const line of m.lines) urls.push(line);
   const store = ctx.dataset.stores[m.store];
@@ -48,7 +52,9 @@ export async function cohortUrls(ctx: AppContext, req: { filters: FilterObject; 
     note:
       `Public series folders in ${m.store} (${store.name}); no credentials are needed. Download one with ` +
       `s5cmd --no-sign-request --endpoint-url ${store.endpoint} cp '<url>' <folder>/. ` +
-      (m.truncated ? `Only ${m.returned} of ${m.total} series are listed: narrow the filter, or use the commands of build_cohort for the full manifest.` : 'The list is complete.'),
+      (m.truncated ? `Only ${m.returned} of ${m.total} series are listed: narrow the filter, or use the commands of build_cohort for the full manifest.` : 'The list is complete.') +
+      (m.as_of === undefined ? '' : ` These are the versions ${m.as_of} served (computed on ${m.computed_on}); a revised series' URL is its prior version's folder.`),
+    ...(m.as_of === undefined ? {} : { as_of: m.as_of, computed_on: m.computed_on }),
   };
 }
 
@@ -61,7 +67,7 @@ export function cohortTools(limits: ToolLimits): ToolDef[] {
       description:
         'Size a cohort before listing it: distinct patients, studies and series, instances and size (size_TB) for a filter. ' +
         'Check warnings: they flag values that exist only in another casing and ignored members. No filter gives whole-dataset totals.',
-      input: { ...filterInput, as_of: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: AS_OF_DESCRIPTION })) },
+      input: { ...filterInput, ...asOfInput },
       run: (a, { ctx }) => (a.as_of === undefined ? cohortCounts(ctx, filterOf(a)) : asOfCounts(ctx, filterOf(a), a.as_of)),
     }),
     defineTool({
@@ -79,11 +85,16 @@ export function cohortTools(limits: ToolLimits): ToolDef[] {
           Type.Integer({ minimum: 1, description: `Series per page, default ${pageSize.default}; values above ${pageSize.cap} are lowered to ${pageSize.cap}.` }),
         ),
         include_rows: Type.Optional(Type.Boolean({ description: 'false: counts and download payload only, no series (default true).' })),
+        ...asOfInput,
       },
       run: async (a, { ctx, apiBase }) => {
         const size = applyLimit('page_size', a.page_size, pageSize);
         const commands = downloadCommands(apiBase, ctx.dataset.stores);
-        const r = await cohortManifest(ctx, { filters: filterOf(a), page: a.page, page_size: size.value, include_rows: a.include_rows }, commands);
+        const r = await cohortManifest(
+          ctx,
+          { filters: filterOf(a), page: a.page, page_size: size.value, include_rows: a.include_rows, ...(a.as_of === undefined ? {} : { as_of: a.as_of }) },
+          commands,
+        );
         if (size.warning) r.warnings.push(`${size.warning} Use page to read further.`);
         return r;
       },
@@ -99,10 +110,11 @@ export function cohortTools(limits: ToolLimits): ToolDef[] {
         ...filterInput,
         source: Type.Optional(Type.String({ description: 'Store: cloud1 (default) or cloud2; aws and gcs are accepted as their names.' })),
         limit: Type.Optional(Type.Integer({ minimum: 1, description: `Most URLs to return, default ${urls.default}; values above ${urls.cap} are lowered to ${urls.cap}.` })),
+        ...asOfInput,
       },
       run: (a, { ctx }) => {
         const l = applyLimit('limit', a.limit, urls);
-        return cohortUrls(ctx, { filters: filterOf(a), source: a.source, limit: l.value, warnings: l.warning ? [l.warning] : [] });
+        return cohortUrls(ctx, { filters: filterOf(a), source: a.source, limit: l.value, warnings: l.warning ? [l.warning] : [], ...(a.as_of === undefined ? {} : { as_of: a.as_of }) });
       },
     }),
   ];

@@ -8,6 +8,7 @@ import { COUNT_MODES } from '../../core/services/facets/table.ts';
 import { applyLimit } from '../../contract/limits.ts';
 import type { ToolLimits } from '../limits.ts';
 import { defineTool, filterInput, filterOf, type ToolDef } from './types.ts';
+import { AS_OF_DESCRIPTION } from '../../contract/release-schemas.ts';
 
 export function facetTools(limits: ToolLimits): ToolDef[] {
   return [
@@ -25,10 +26,11 @@ export function facetTools(limits: ToolLimits): ToolDef[] {
         limit: Type.Optional(
           Type.Integer({ minimum: 1, description: `Most values per term attribute (selected values are always listed); default ${limits.values.default}, at most ${limits.values.cap}.` }),
         ),
+        as_of: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: `${AS_OF_DESCRIPTION} Facets then exist for those attributes only.` })),
       },
       run: async (a, { ctx }) => {
         const l = applyLimit('limit', a.limit, limits.values);
-        const r = await cohortFacets(ctx, { filters: filterOf(a), attributes: a.attributes, count: a.count, limit: l.value });
+        const r = await cohortFacets(ctx, { filters: filterOf(a), attributes: a.attributes, count: a.count, limit: l.value, ...(a.as_of === undefined ? {} : { as_of: a.as_of }) });
         if (l.warning) r.warnings.push(l.warning);
         return r;
       },

@@ -5,6 +5,9 @@ import { CITATION_FORMATS, DEFAULT_CITATION_FORMAT, citations } from '../../core
 import { cohortLicenses } from '../../core/services/licenses.ts';
 import { VIEWERS, viewerUrl } from '../../core/services/viewer.ts';
 import { defineTool, filterInput, filterOf, type ToolDef } from './types.ts';
+import { AS_OF_DESCRIPTION } from '../../contract/release-schemas.ts';
+
+const asOf = { as_of: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: AS_OF_DESCRIPTION })) };
 
 export function sideTools(): ToolDef[] {
   return [
@@ -30,16 +33,17 @@ export function sideTools(): ToolDef[] {
       input: {
         ...filterInput,
         citation_format: Type.Optional(Type.String({ description: `One of ${CITATION_FORMATS.join(', ')} (default ${DEFAULT_CITATION_FORMAT}).` })),
+        ...asOf,
       },
-      run: (a, { ctx }) => citations(ctx, { filters: filterOf(a), citation_format: a.citation_format }),
+      run: (a, { ctx }) => citations(ctx, { filters: filterOf(a), citation_format: a.citation_format, ...(a.as_of === undefined ? {} : { as_of: a.as_of }) }),
     }),
     defineTool({
       capability: 'get_licenses',
       title: 'Cohort licenses',
       description:
         'Series and size per license for a cohort and whether commercial use is allowed (CC BY vs CC BY-NC). Check before suggesting reuse or download.',
-      input: { ...filterInput },
-      run: (a, { ctx }) => cohortLicenses(ctx, filterOf(a)),
+      input: { ...filterInput, ...asOf },
+      run: (a, { ctx }) => cohortLicenses(ctx, filterOf(a), a.as_of),
     }),
   ];
 }

@@ -23,6 +23,7 @@ import { rangeBounds } from '../cohort-index/evaluate.ts';
 import { findString } from '../cohort-index/identifiers.ts';
 import { totalsOf, type Totals } from '../cohort-index/totals.ts';
 import { cohortTotals, countPass, rangeClause, rowsClause, termClause, type Clause, type PassResult } from './count.ts';
+import { asOfFacets } from './as-of-facets.ts';
 import { COUNT_MODES, facetTable, type CountMode, type FacetColumn, type FacetTable, type RangeColumn, type TermColumn } from './table.ts';
 
 export interface FacetsRequest {
@@ -30,6 +31,8 @@ export interface FacetsRequest {
   attributes?: string[] | null;
   count?: string | null;
   limit?: number | null;
+  /** A past release: facets of the series versions it served (see as-of-facets.ts). */
+  as_of?: string | number;
 }
 
 export interface Bucket {
@@ -74,6 +77,8 @@ export interface CohortFacets {
   facets: Record<string, Facet>;
   filters_applied: FiltersApplied;
   warnings: string[];
+  as_of?: string;
+  computed_on?: string;
 }
 
 const FACET_NAMES = ATTRIBUTES.map((a) => a.name);
@@ -341,12 +346,13 @@ async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: st
 
 export async function cohortFacets(ctx: AppContext, req: FacetsRequest): Promise<CohortFacets> {
   const mode = parseCount(req.count);
-  const attributes = parseAttributes(req.attributes);
   const cap = ctx.config.valuesLimitCap;
   const limit = req.limit ?? ctx.config.valuesLimit;
   if (!Number.isInteger(limit) || limit < 1 || limit > cap) {
     throw invalidRequest(msg`${field('limit')} must be an integer from 1 to ${cap} (values per term attribute); got ${JSON.stringify(req.limit)}.`);
   }
+  if (req.as_of !== undefined) return asOfFacets(ctx, { filters: req.filters ?? {}, attributes: req.attributes, mode, limit, asOf: req.as_of });
+  const attributes = parseAttributes(req.attributes);
   const compiled = await compileFilter(ctx, req.filters ?? {});
   if (compiled.filters_applied.any_of) {
     throw invalidQuery(
