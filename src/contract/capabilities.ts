@@ -22,6 +22,7 @@ const post = (path: string, tool: string) => ({ rest: { method: 'POST' as const,
 
 export const SURFACES: Record<CapabilityId, Surfaces> = {
   get_idc_version: get('/v3/version', 'get_idc_version'),
+  list_releases: get('/v3/releases', 'list_releases'),
   get_stats: get('/v3/stats', 'get_stats'),
   list_collections: get('/v3/collections', 'list_collections'),
   get_collection: get('/v3/collections/{collection_id}', 'get_collection'),

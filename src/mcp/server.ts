@@ -41,6 +41,9 @@ import { sideTools } from './tools/side.ts';
 import { sqlTools } from './tools/sql.ts';
 import { tableTools } from './tools/tables.ts';
 import type { ToolDef, ToolEnv } from './tools/types.ts';
+import { servedReleaseTools } from './tools/served-releases.ts';
+import { inRelease, pickRelease } from '../core/releases.ts';
+import { RELEASE_PARAM } from '../contract/release-param.ts';
 
 export const SERVER_NAME = 'IDQS';
 
@@ -64,7 +67,7 @@ export class Toolset {
 
   constructor(readonly ctx: AppContext) {
     this.limits = toolLimits(ctx.config);
-    this.defs = [...discoveryTools(this.limits), ...tableTools(this.limits), ...cohortTools(this.limits), ...facetTools(this.limits), ...sqlTools(this.limits), ...sideTools(), ...releaseTools(this.limits)];
+    this.defs = [...discoveryTools(this.limits), ...tableTools(this.limits), ...cohortTools(this.limits), ...facetTools(this.limits), ...sqlTools(this.limits), ...sideTools(), ...releaseTools(this.limits), ...servedReleaseTools()];
     // The options of the REST validator, so that the same argument gets the same verdict and message.
     const ajv = new Ajv({ ...AJV_OPTIONS, strict: false });
     for (const def of this.defs) {
@@ -105,8 +108,11 @@ export class Toolset {
       if (!entry.validate(args)) {
         throw invalidRequest(ajvErrorMessage((entry.validate.errors ?? []) as AjvError[], 'arguments') ?? 'Invalid arguments.');
       }
-      const env: ToolEnv = { ctx: this.ctx, limits: this.limits, apiBase: opts.apiBase };
-      const body = await entry.def.run(args, env);
+      // The release the call names (the newest served by default); the tool itself never sees the member.
+      const { [RELEASE_PARAM]: releaseName, ...toolArgs } = args;
+      const release = pickRelease(this.ctx, releaseName as string | undefined);
+      const env: ToolEnv = { ctx: release, limits: this.limits, apiBase: opts.apiBase };
+      const body = await inRelease(release, () => entry.def.run(toolArgs, env));
       result = success(body);
       audit.outcome = 'ok';
       const b = body as { rows?: unknown; truncated?: unknown };
