@@ -9,7 +9,7 @@ import type { StoreKey } from '../core/rules/stores.ts';
 import { SURFACES } from './capabilities.ts';
 
 /** Saves POST manifest.txt of `body` into the file `out`. */
-function curlManifest(apiBase: string, body: unknown, out: string): string {
+function curlManifestOf(apiBase: string, body: unknown, out: string): string {
   return (
     `curl -fsS -X POST ${shellQuote(`${apiBase}${SURFACES.get_cohort_urls.rest.path}`)} -H 'content-type: application/json' ` +
     `-d ${shellQuote(JSON.stringify(body))} -o ${shellQuote(out)}`
@@ -26,11 +26,15 @@ function collectionsOnly(applied: Parameters<CommandWriter>[0]): string[] | null
   return null;
 }
 
-/** The commands of a payload, for an API reached at `apiBase` and stores at their endpoints. */
-export function downloadCommands(apiBase: string, stores: Record<StoreKey, { endpoint: string }>): CommandWriter {
+/**
+ * The commands of a payload, for an API reached at `apiBase` and stores at their endpoints;
+ * `release` when that API serves several: every command then names the release it was made on.
+ */
+export function downloadCommands(apiBase: string, stores: Record<StoreKey, { endpoint: string }>, release?: string): CommandWriter {
+  const curlManifest = (base: string, body: Record<string, unknown>, out: string) => curlManifestOf(base, release ? { ...body, release } : body, out);
   return (applied): WrittenCommands => {
     // Every idqs line names this API: the downloader resolves the cohort (or the folders of a manifest's series) through it.
-    const tail = `--api ${shellQuote(apiBase)} --out ./${DOWNLOAD_DIR}`;
+    const tail = `--api ${shellQuote(apiBase)}${release ? ` --release ${shellQuote(release)}` : ''} --out ./${DOWNLOAD_DIR}`;
     const collections = collectionsOnly(applied) ?? [];
     const idqs = collections.map((id) => `idqs download --collection ${shellQuote(id)} ${tail}`);
     idqs.push(`idqs download --filters ${shellQuote(JSON.stringify(applied))} ${tail}`);

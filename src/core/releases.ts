@@ -57,6 +57,11 @@ export async function createReleaseContexts(config: Parameters<typeof createCont
   return opened;
 }
 
+/** The name commands and links carry when several releases are served (none when one is: it is the only answer). */
+export function namedRelease(ctx: AppContext): string | undefined {
+  return ctx.served ? ctx.dataset.index_version : undefined;
+}
+
 /** How users name a release: its index version (25.0.5) and its data release (v25, 25). */
 function names(c: AppContext): string[] {
   const r = c.dataset.release.toLowerCase();
