@@ -43,7 +43,6 @@ before(async () => {
   cases = [
     { tool: 'get_idc_version', args: {}, rest: { method: 'GET', path: '/v3/version' } },
     { tool: 'get_stats', args: {}, rest: { method: 'GET', path: '/v3/stats' } },
-    { tool: 'list_releases', args: {}, rest: { method: 'GET', path: '/v3/releases' } },
     { tool: 'list_collections', args: {}, rest: { method: 'GET', path: '/v3/collections' } },
     { tool: 'get_collection', args: { collection_id: coll }, rest: { method: 'GET', path: `/v3/collections/${q(coll)}` } },
     {

@@ -172,7 +172,7 @@ test('an unknown release is a 400 that lists the releases served, on GET, POST a
   }
 });
 
-test('agent tools take release; list_releases lists both', { skip }, async () => {
+test('agent tools take release; get_idc_version lists both releases', { skip }, async () => {
   const client = new Client({ name: 'multi-release-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
   try {
@@ -182,7 +182,10 @@ test('agent tools take release; list_releases lists both', { skip }, async () =>
       const want = await sqlCounts(release ?? cur);
       assert.deepEqual({ patients: s.patients, studies: s.studies, series: s.series, instances: s.instances }, want, String(release));
     }
-    const listed = (await client.callTool({ name: 'list_releases', arguments: {} })).structuredContent as Json;
+    const tools = (await client.listTools()).tools;
+    assert.ok(tools.length > 10 && tools.every((t) => 'release' in (t.inputSchema.properties ?? {})), 'every tool takes release');
+    const listed = (await client.callTool({ name: 'get_idc_version', arguments: { release: prev } })).structuredContent as Json;
+    assert.equal(listed.idc_index_data_version, prev);
     assert.deepEqual(listed.releases.map((r: Json) => r.release), [cur, prev]);
     const bad = await client.callTool({ name: 'get_stats', arguments: { release: '19.0.3' } });
     assert.equal(bad.isError, true);
@@ -202,7 +205,7 @@ test('explorer: the release picker switches release and keeps it in the URL; a l
     await select.waitFor();
     assert.equal(await select.inputValue(), cur);
     // The link the page shows carries its release.
-    await page.waitForFunction((r) => new URLSearchParams(location.search).get('release') === r, cur);
+    await page.waitForURL((u) => u.searchParams.get('release') === cur);
     await b.screenshot('multi-release-newest');
     await Promise.all([page.waitForURL((u) => u.searchParams.get('release') === prev), select.selectOption(prev)]);
     await page.locator(`.release[data-release="v${prev.split('.')[0]}"]`).waitFor();
@@ -216,7 +219,7 @@ test('explorer: the release picker switches release and keeps it in the URL; a l
     await note.waitFor();
     const text = await note.innerText();
     assert.ok(text.includes('19.0.3') && text.includes('does not serve') && text.includes(cur), text);
-    await page.waitForFunction((r) => new URLSearchParams(location.search).get('release') === r, cur);
+    await page.waitForURL((u) => u.searchParams.get('release') === cur);
     assert.deepEqual(b.problems, []);
   } finally {
     await b.close();

@@ -325,7 +325,7 @@ const mcp = program
 releaseOptions(mcp, true)
   .action(async (o: { db?: string } & DataFlags) => {
     const cfg = loadConfig();
-    await runMcpStdio(cfg, await resolveDb(cfg, o.db, o));
+    await runMcpStdio(cfg, await resolveDbs(cfg, o.db, o));
     process.exit(0);
   });
 

@@ -7,6 +7,7 @@
 // bodies are the same whether one release is served or several.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import { RELEASE_OF_VIEW, createContext, releaseContext, type AppContext } from './context.ts';
 import { field, invalidQuery, msg } from './errors.ts';
 import { stats, type Stats } from './services/version.ts';
@@ -52,7 +53,12 @@ export async function createReleaseContexts(config: Parameters<typeof createCont
   opened.sort(newestFirst);
   if (opened.length > 1) {
     for (const c of opened.slice(1)) c.engine.shareBudgets(opened[0]!.engine);
-    for (const c of opened) c.served = opened;
+    // Answers that list every release (/v3/version, /v3/releases) change with the set served: so do the validators.
+    const set = createHash('sha256').update(opened.map((c) => c.dataset.identity).join('\n')).digest('hex').slice(0, 8);
+    for (const c of opened) {
+      c.served = opened;
+      c.etag = `W/"idqs-${c.dataset.identity.slice(0, 16)}-${set}-${c.serverVersion}"`;
+    }
   }
   return opened;
 }

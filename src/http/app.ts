@@ -91,7 +91,8 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     // An API route also runs on the release its request names (see ./release-scope.ts).
     const handler = r.handler;
     const onRelease = takesRelease(r.url);
-    declareRelease(r);
+    // One release served: the schemas stay as they are (a query naming another release is still refused).
+    if (servedReleases(ctx).length > 1) declareRelease(r);
     r.handler = function (this: FastifyInstance, req, reply) {
       return runWork({ requestId: req.id, get signal() { return clientSignal(req); } }, () => {
         if (!onRelease) return handler.call(this, req, reply);

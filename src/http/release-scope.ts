@@ -1,7 +1,9 @@
 // The one place where an HTTP request becomes the work of one release: every
 // /v3 and /v2 route takes `release` (in the query, or as a member of a JSON
-// body), declared on its schema here; the handler then runs on that release's
-// context (src/core/releases.ts) and never sees the member itself.
+// body; declared on its schema here when several releases are served); the
+// handler then runs on that release's context (src/core/releases.ts) and never
+// sees the member itself. With one release served the schemas are unchanged,
+// and a query naming another release is still refused.
 
 import type { FastifyRequest, RouteOptions } from 'fastify';
 import type { AppContext } from '../core/context.ts';

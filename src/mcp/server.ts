@@ -41,9 +41,8 @@ import { sideTools } from './tools/side.ts';
 import { sqlTools } from './tools/sql.ts';
 import { tableTools } from './tools/tables.ts';
 import type { ToolDef, ToolEnv } from './tools/types.ts';
-import { servedReleaseTools } from './tools/served-releases.ts';
 import { inRelease, pickRelease } from '../core/releases.ts';
-import { RELEASE_PARAM } from '../contract/release-param.ts';
+import { RELEASE_PARAM, ReleaseParam } from '../contract/release-param.ts';
 
 export const SERVER_NAME = 'IDQS';
 
@@ -67,11 +66,14 @@ export class Toolset {
 
   constructor(readonly ctx: AppContext) {
     this.limits = toolLimits(ctx.config);
-    this.defs = [...discoveryTools(this.limits), ...tableTools(this.limits), ...cohortTools(this.limits), ...facetTools(this.limits), ...sqlTools(this.limits), ...sideTools(), ...releaseTools(this.limits), ...servedReleaseTools()];
+    this.defs = [...discoveryTools(this.limits), ...tableTools(this.limits), ...cohortTools(this.limits), ...facetTools(this.limits), ...sqlTools(this.limits), ...sideTools(), ...releaseTools(this.limits)];
     // The options of the REST validator, so that the same argument gets the same verdict and message.
     const ajv = new Ajv({ ...AJV_OPTIONS, strict: false });
+    // Several releases served: every tool takes `release` (the toolset picks it; the tool never sees it).
+    const several = (ctx.served?.length ?? 0) > 1;
     for (const def of this.defs) {
-      const schema = JSON.parse(JSON.stringify(def.input)) as Tool['inputSchema'];
+      const input = several ? { ...def.input, properties: { ...def.input.properties, [RELEASE_PARAM]: ReleaseParam } } : def.input;
+      const schema = JSON.parse(JSON.stringify(input)) as Tool['inputSchema'];
       this.entries.set(def.name, {
         def,
         validate: ajv.compile(schema),

@@ -10,7 +10,6 @@ import type { CapabilityId } from '../../core/capabilities.ts';
 import type { FilterObject } from '../../core/filters/v3.ts';
 import { SURFACES } from '../../contract/capabilities.ts';
 import { FilterSchema, RangeSchema } from '../../contract/filter-schema.ts';
-import { RELEASE_PARAM, ReleaseParam } from '../../contract/release-param.ts';
 import type { ToolLimits } from '../limits.ts';
 
 export interface ToolEnv {
@@ -42,8 +41,7 @@ export function defineTool<P extends TProperties>(def: {
   return {
     ...def,
     name,
-    // Every tool answers from one release: the one `release` names (taken by the toolset), else the newest served.
-    input: Type.Object({ ...def.input, [RELEASE_PARAM]: Type.Optional(ReleaseParam) }, { additionalProperties: false }) as unknown as TObject,
+    input: Type.Object(def.input, { additionalProperties: false }) as unknown as TObject,
     run: def.run as ToolDef['run'],
   };
 }
