@@ -44,7 +44,8 @@ before(async () => {
   url = `http://127.0.0.1:${port}`;
   // Oldest first on the command line: the server still makes the newest the default.
   proc = spawn(process.execPath, [CLI, 'serve', '--release', `${PIN.previous},${PIN.release}`, '--source', PIN.source, '--port', String(port)], {
-    env: { ...process.env, IDQS_LOG_LEVEL: 'warn', IDQS_WORKERS: '1', IDQS_SQL_CONNECTIONS: '1' },
+    // One caller query at a time and none waiting: the shared budget test below.
+    env: { ...process.env, IDQS_LOG_LEVEL: 'warn', IDQS_WORKERS: '1', IDQS_SQL_CONNECTIONS: '1', IDQS_SQL_QUEUE: '0' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -170,6 +171,44 @@ test('an unknown release is a 400 that lists the releases served, on GET, POST a
     assert.match(message, /Unknown release/);
     assert.ok(message.includes(cur) && message.includes(prev), message);
   }
+});
+
+test('budgets are shared: while a caller query runs on one release, another on the other release is refused as busy', { skip }, async () => {
+  const ac = new AbortController();
+  // A cross join of the whole index with itself: runs until its client leaves.
+  const long = fetch(`${url}/v3/sql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ sql: 'SELECT count(*) AS n FROM "index" a, "index" b WHERE a.series_size_MB + b.series_size_MB < 0' }),
+    signal: ac.signal,
+  }).catch(() => null);
+  try {
+    let refused: Response | null = null;
+    const end = Date.now() + 60_000;
+    // Until the long query holds the one slot (its worker may take a moment to start).
+    while (!refused && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 300));
+      const r = await post(`/v3/sql?release=${prev}`, { sql: 'SELECT 1 AS one' });
+      if (r.status === 503) refused = r;
+      else await r.body?.cancel();
+    }
+    assert.ok(refused, 'a query on the other release was refused while the first ran');
+    assert.ok(Number(refused.headers.get('retry-after')) > 0);
+    assert.match(((await refused.json()) as Json).error.message, /IDQS_SQL_CONNECTIONS/);
+  } finally {
+    ac.abort();
+    await long;
+  }
+  // Once it is gone, the other release answers.
+  const end = Date.now() + 30_000;
+  let ok: Json | null = null;
+  while (!ok && Date.now() < end) {
+    const r = await post(`/v3/sql?release=${prev}`, { sql: 'SELECT count(*) AS n FROM "index"' });
+    if (r.status === 200) ok = (await r.json()) as Json;
+    else await new Promise((res) => setTimeout(res, 300));
+  }
+  const [n] = await rel.rows(`SELECT count(*) AS n FROM prev_index`);
+  assert.equal(Number(ok?.rows[0].n), Number(n!.n));
 });
 
 test('agent tools take release; get_idc_version lists both releases', { skip }, async () => {
