@@ -211,6 +211,24 @@ test('budgets are shared: while a caller query runs on one release, another on t
   assert.equal(Number(ok?.rows[0].n), Number(n!.n));
 });
 
+test('download commands name their release, and idqs download --release resolves the cohort on it', { skip }, async () => {
+  const payload = await json(await post('/v3/cohort/manifest', { filters: { terms: { collection_id: [coll] } }, release: prev, page_size: 1 }));
+  const { idqs, save_manifest } = payload.download.commands as { idqs: string[]; save_manifest: string };
+  assert.ok(idqs.every((c) => c.includes(`--release ${prev}`)), idqs.join('\n'));
+  assert.match(save_manifest, new RegExp(`"release":"${prev.replaceAll('.', '\\.')}"`));
+  for (const release of [prev, cur]) {
+    // The cohort is resolved through the API before any file is listed; the store is left unreachable on purpose.
+    const out = await new Promise<string>((resolve) => {
+      const p = spawn(process.execPath, [CLI, 'download', '--collection', coll, '--api', url, '--release', release, '--dry-run', '--json', '--retries', '0', '--endpoint', 'http://127.0.0.1:9'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let text = '';
+      p.stdout.on('data', (d: Buffer) => (text += d.toString()));
+      p.on('exit', () => resolve(text));
+    });
+    const cohort = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Json).find((e) => e.event === 'cohort');
+    assert.equal(cohort?.series, (await sqlCounts(release)).series, release);
+  }
+});
+
 test('agent tools take release; get_idc_version lists both releases', { skip }, async () => {
   const client = new Client({ name: 'multi-release-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
