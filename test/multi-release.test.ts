@@ -195,6 +195,9 @@ test('budgets are shared: while a caller query runs on one release, another on t
     assert.ok(refused, 'a query on the other release was refused while the first ran');
     assert.ok(Number(refused.headers.get('retry-after')) > 0);
     assert.match(((await refused.json()) as Json).error.message, /IDQS_SQL_CONNECTIONS/);
+    // Readiness sees the shared budget (whichever release is asked about).
+    const ready = await json(await get(`/v3/ready?release=${prev}`), 503);
+    assert.match(ready.error.message, /sql is saturated: 1 running/);
   } finally {
     ac.abort();
     await long;
@@ -209,6 +212,9 @@ test('budgets are shared: while a caller query runs on one release, another on t
   }
   const [n] = await rel.rows(`SELECT count(*) AS n FROM prev_index`);
   assert.equal(Number(ok?.rows[0].n), Number(n!.n));
+  const ready = await json(await get('/v3/ready'));
+  assert.equal(ready.checks.database, 'ok');
+  assert.equal(ready.checks.budgets.sql.slots, 1);
 });
 
 test('download commands name their release, and idqs download --release resolves the cohort on it', { skip }, async () => {

@@ -356,7 +356,14 @@ export class Engine {
   }
 
   stats(): { curated: BudgetStats; exports: BudgetStats; facets: BudgetStats; sql: ReturnType<SqlWorkers['stats']> } {
-    return { curated: this.curated.stats(), exports: this.exports.stats(), facets: this.facets.stats(), sql: this.sql.stats() };
+    // Several releases: the shared admissions are the budgets (each engine's own pool never queues behind them).
+    const a = this.admission;
+    return {
+      curated: a ? a.curated.stats() : this.curated.stats(),
+      exports: this.exports.stats(),
+      facets: this.facets.stats(),
+      sql: a ? { ...this.sql.stats(), ...a.sql.stats() } : this.sql.stats(),
+    };
   }
 
   /**
