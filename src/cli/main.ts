@@ -269,6 +269,8 @@ releaseOptions(serve, true)
     // One process unless asked: its engine already uses every core (docs/deploy.md has the figures).
     const workers = (o.workers ?? cfg.workers) || availableParallelism();
     if (!worker && workers > 1) {
+      // The workers open the databases; the banner they announce names each release.
+      if (dbs.length > 1) say(`data: ${dbs.length} releases, each its own database: ${dbs.join('; ')}`);
       runFleet({ db: dbs.join(','), port: o.port, host: o.host, workers, shutdownS: cfg.shutdownS });
       return;
     }
