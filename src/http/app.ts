@@ -41,6 +41,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** What the log line records of caller SQL (snippet or hash). */
     sqlLog?: string;
+    /** The release a request was answered from, logged when several are served. */
+    release?: string;
   }
   interface FastifyContextConfig {
     /** Response depends only on the data release: send ETag and Cache-Control, answer 304. */
@@ -102,6 +104,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
         } catch (e) {
           return Promise.reject(e as Error);
         }
+        if (release.served) req.release = release.dataset.index_version;
         return inRelease(release, () => handler.call(this, req, reply));
       });
     };
@@ -144,6 +147,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
       if (!logRequests) return;
       const line: Record<string, unknown> = { req_id: req.id, method: req.method, route: req.routeOptions.url ?? null, path: req.url.split('?')[0], status, duration_ms: Math.round(ms * 100) / 100 };
       if (req.sqlLog) line.sql = req.sqlLog;
+      if (req.release) line.release = req.release;
       log!.info(line, 'request');
     });
     if (app.draining) reply.header('Connection', 'close');

@@ -113,6 +113,7 @@ export class Toolset {
       // The release the call names (the newest served by default); the tool itself never sees the member.
       const { [RELEASE_PARAM]: releaseName, ...toolArgs } = args;
       const release = pickRelease(this.ctx, releaseName as string | undefined);
+      if (release.served) audit.release = release.dataset.index_version;
       const env: ToolEnv = { ctx: release, limits: this.limits, apiBase: opts.apiBase };
       const body = await inRelease(release, () => entry.def.run(toolArgs, env));
       result = success(body);
