@@ -59,6 +59,18 @@ export const V3_EXAMPLE_CHECKS: Record<string, Check> = {
     assert.equal(json.idc_version, meta.release);
     assert.equal(json.idc_index_data_version, meta.index_version);
   },
+  'get /v3/releases': async (e, { json }) => {
+    // One database served: one release, the default, with that database's identity and totals.
+    const get = async (k: string) => String((await e.one(`SELECT value FROM idqs_meta.dataset WHERE key = ?`, [k]))!.value);
+    const meta = JSON.parse(await get('metadata')) as Json;
+    const r = (await e.one(`SELECT count(*) AS series, count(DISTINCT PatientID) AS patients FROM "index"`))!;
+    assert.equal(json.releases.length, 1);
+    const [one] = json.releases as Json[];
+    assert.deepEqual(
+      [one!.release, one!.idc_version, one!.dataset_identity, one!.default, one!.series, one!.patients],
+      [meta.index_version, meta.release, await get('identity'), true, Number(r.series), Number(r.patients)],
+    );
+  },
   'get /v3/stats': async (e, { json }) => {
     const r = (await e.one(`SELECT count(*) AS series, count(DISTINCT PatientID) AS patients FROM "index"`))!;
     assert.deepEqual([json.series, json.patients], [Number(r.series), Number(r.patients)]);

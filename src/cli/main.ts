@@ -171,6 +171,35 @@ async function resolveDb(cfg: Config, db: string | undefined, rel: DataFlags = {
 
 const say = (line: string) => void process.stderr.write(`${line}\n`);
 
+/** A list given as one value separated by commas (a database file whose name has a comma is one file). */
+function listOf(v: string | null | undefined, isFile = false): string[] {
+  if (!v) return [];
+  if (isFile && existsSync(v)) return [v];
+  return v.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/**
+ * The databases to serve: several when --release (IDQS_RELEASE) or --db
+ * (IDQS_DB) lists several, separated by commas (each release fetched and built
+ * through the cache as a single one is); else the one resolveDb chooses.
+ */
+async function resolveDbs(cfg: Config, db: string | undefined, rel: DataFlags = {}): Promise<string[]> {
+  const dbs = listOf(db ?? cfg.db, true);
+  const releases = listOf(rel.release ?? cfg.release);
+  if (dbs.length <= 1 && releases.length <= 1) return [await resolveDb(cfg, db, rel)];
+  if ((dbs.length > 0 && releases.length > 0) || (rel.demo ?? cfg.demo)) {
+    throw new InvalidArgumentError('give the releases to serve either as databases (--db a.duckdb,b.duckdb) or as releases (--release 25.0.5,24.2.2), without --demo.');
+  }
+  const out: string[] = [];
+  for (const d of dbs) {
+    const p = resolve(d);
+    if (!existsSync(p)) throw new Error(`database ${p} does not exist; build one with "idqs data build --from DIR --db ${d}"`);
+    out.push(p);
+  }
+  for (const r of releases) out.push(await ensureReleaseDb(cfg, { ...rel, release: r }));
+  return out;
+}
+
 /** The generated dataset, built on first use with its progress. */
 async function demoDb(cfg: Config): Promise<string> {
   // Each phase's clock starts when that phase does.
@@ -235,21 +264,31 @@ releaseOptions(serve, true)
     // Caller-SQL folders left by a server that was killed (its primary sweeps for a fleet).
     else reportSwept(sweepStaleWorkerTempDirs());
     // The real file, not a link to it: a release switch that repoints the link reaches a server only when it restarts.
-    const db = worker ? o.db! : realpathSync(await resolveDb(cfg, o.db, o));
+    // Several files when several releases are served (a fleet's workers get them as one list).
+    const dbs = worker ? listOf(o.db!, true) : (await resolveDbs(cfg, o.db, o)).map((p) => realpathSync(p));
     // One process unless asked: its engine already uses every core (docs/deploy.md has the figures).
     const workers = (o.workers ?? cfg.workers) || availableParallelism();
     if (!worker && workers > 1) {
-      runFleet({ db, port: o.port, host: o.host, workers, shutdownS: cfg.shutdownS });
+      // The workers open the databases; the banner they announce names each release.
+      if (dbs.length > 1) say(`data: ${dbs.length} releases, each its own database: ${dbs.join('; ')}`);
+      runFleet({ db: dbs.join(','), port: o.port, host: o.host, workers, shutdownS: cfg.shutdownS });
       return;
     }
-    const ctx = await createContext(cfg, db);
+    const { createReleaseContexts, servedView } = await import('../core/releases.ts');
+    const contexts = await createReleaseContexts(cfg, dbs);
+    // One release: its context; several: the view that answers each request from the release it names.
+    const ctx = servedView(contexts);
+    const several = contexts.length > 1;
+    const named = contexts.map((c, i) => `${c.dataset.release} (${c.dataset.index_version}${i === 0 ? ', the default' : ''})`).join(', ');
+    if (several && !worker) say(`data: ${contexts.length} releases, each its own database, newest first: ${contexts.map((c, i) => `${c.dataset.index_version} (${c.dataset.release}${i === 0 ? ', the default' : ''}) in ${c.engine.options.path}`).join('; ')}`);
     // On a terminal, readable lines (one per request); otherwise JSON lines for a log collector.
     const stream = process.stdout.isTTY ? (await import('./pretty-log.ts')).prettyLog() : undefined;
     const app = await buildServer(ctx, { logger: { level: cfg.logLevel, stream } });
     const address = await app.listen({ port: o.port, host: o.host });
     // No caller-SQL worker is started here: the first query starts one (idle ones are stopped after IDQS_SQL_IDLE_S).
     const who = worker ? ` (fleet worker ${fleetWorkerId()}, pid ${process.pid})` : '';
-    const banner = `IDQS ${ctx.serverVersion} serving data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''} at ${address} (explorer: ${address}/, docs: ${address}/v3/docs)`;
+    const serving = several ? `data releases ${named}` : `data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''}`;
+    const banner = `IDQS ${ctx.serverVersion} serving ${serving} at ${address} (explorer: ${address}/, docs: ${address}/v3/docs)`;
     // A fleet's primary prints the banner once, for every worker.
     if (worker) announceBanner(banner);
     else process.stderr.write(`${banner}\n`);
@@ -258,7 +297,7 @@ releaseOptions(serve, true)
     // and waited for before the process exits (and the kernel kills any left when it does).
     let stopping = false;
     const hardExit = (code: number) => {
-      ctx.engine.sql.abandon();
+      for (const c of contexts) c.engine.sql.abandon();
       process.exit(code);
     };
     const stop = async (signal: string) => {
@@ -270,12 +309,12 @@ releaseOptions(serve, true)
       setTimeout(() => hardExit(EXIT_CUT), deadlineMs + 2000).unref();
       process.stderr.write(`${signal}: finishing in-flight requests${who} (at most ${cfg.shutdownS} s)\n`);
       const outcome = await drain(app, deadlineMs);
-      ctx.engine.close();
-      await ctx.engine.sql.stopped(1500);
+      for (const c of contexts) c.engine.close();
+      await Promise.all(contexts.map((c) => c.engine.sql.stopped(1500)));
       process.stderr.write(outcome === 'clean' ? `stopped${who}\n` : `stopped${who}: requests still running at the deadline were cut (exit ${EXIT_CUT})\n`);
       process.exit(outcome === 'clean' ? 0 : EXIT_CUT);
     };
-    if (worker) workerSignals((why) => void stop(why), () => ctx.engine.sql.abandon());
+    if (worker) workerSignals((why) => void stop(why), () => contexts.forEach((c) => c.engine.sql.abandon()));
     else process.once('SIGINT', () => void stop('SIGINT'));
     process.once('SIGTERM', () => void stop('SIGTERM'));
   });
@@ -288,7 +327,7 @@ const mcp = program
 releaseOptions(mcp, true)
   .action(async (o: { db?: string } & DataFlags) => {
     const cfg = loadConfig();
-    await runMcpStdio(cfg, await resolveDb(cfg, o.db, o));
+    await runMcpStdio(cfg, await resolveDbs(cfg, o.db, o));
     process.exit(0);
   });
 

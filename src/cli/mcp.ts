@@ -3,20 +3,26 @@
 
 import { pino } from 'pino';
 import type { Config } from '../config.ts';
-import { createContext } from '../core/context.ts';
+import { createReleaseContexts, servedView } from '../core/releases.ts';
 import { serveStdio } from '../mcp/stdio.ts';
 import { sweepStaleWorkerTempDirs } from '../core/engine/worker-temp.ts';
 import { reportSwept } from './serve-workers.ts';
 
-export async function runMcpStdio(cfg: Config, db: string): Promise<void> {
+/** The tools over one database, or over several releases (each tool call names one, default the newest). */
+export async function runMcpStdio(cfg: Config, dbs: string[]): Promise<void> {
   // Caller-SQL folders left by servers that were killed: its own workers use the same temporary root.
   reportSwept(sweepStaleWorkerTempDirs());
-  const ctx = await createContext(cfg, db);
+  const contexts = await createReleaseContexts(cfg, dbs);
+  const ctx = servedView(contexts);
   const log = pino({ level: cfg.logLevel }, pino.destination(2));
-  process.stderr.write(`IDQS ${ctx.serverVersion} agent tools (MCP) on stdio, data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''}\n`);
+  const what =
+    contexts.length > 1
+      ? `data releases ${contexts.map((c, i) => `${c.dataset.release} (${c.dataset.index_version}${i === 0 ? ', the default' : ''})`).join(', ')}`
+      : `data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''}`;
+  process.stderr.write(`IDQS ${ctx.serverVersion} agent tools (MCP) on stdio, ${what}\n`);
   try {
     await serveStdio(ctx, log);
   } finally {
-    ctx.engine.close();
+    for (const c of contexts) c.engine.close();
   }
 }

@@ -22,6 +22,11 @@ const post = (path: string, tool: string) => ({ rest: { method: 'POST' as const,
 
 export const SURFACES: Record<CapabilityId, Surfaces> = {
   get_idc_version: get('/v3/version', 'get_idc_version'),
+  list_releases: {
+    rest: { method: 'GET', path: '/v3/releases' },
+    tool: null,
+    restOnly: 'an agent reads the releases served from get_idc_version (its releases member) and names one with the release argument every tool then takes',
+  },
   get_stats: get('/v3/stats', 'get_stats'),
   list_collections: get('/v3/collections', 'list_collections'),
   get_collection: get('/v3/collections/{collection_id}', 'get_collection'),

@@ -9,7 +9,7 @@ import type { StoreKey } from '../core/rules/stores.ts';
 import { SURFACES } from './capabilities.ts';
 
 /** Saves POST manifest.txt of `body` into the file `out`. */
-function curlManifest(apiBase: string, body: unknown, out: string): string {
+function curlManifestOf(apiBase: string, body: unknown, out: string): string {
   return (
     `curl -fsS -X POST ${shellQuote(`${apiBase}${SURFACES.get_cohort_urls.rest.path}`)} -H 'content-type: application/json' ` +
     `-d ${shellQuote(JSON.stringify(body))} -o ${shellQuote(out)}`
@@ -28,12 +28,16 @@ function collectionsOnly(applied: Parameters<CommandWriter>[0]): string[] | null
   return null;
 }
 
-/** The commands of a payload, for an API reached at `apiBase` and stores at their endpoints. */
-export function downloadCommands(apiBase: string, stores: Record<StoreKey, { endpoint: string }>): CommandWriter {
+/**
+ * The commands of a payload, for an API reached at `apiBase` and stores at their endpoints;
+ * `release` when that API serves several: every command then names the release it was made on.
+ */
+export function downloadCommands(apiBase: string, stores: Record<StoreKey, { endpoint: string }>, release?: string): CommandWriter {
+  const curlManifest = (base: string, body: Record<string, unknown>, out: string) => curlManifestOf(base, release ? { ...body, release } : body, out);
   return (applied, asOf): WrittenCommands => {
     // Every idqs line names this API: the downloader resolves the cohort (or the folders of a manifest's series) through it.
-    const tail = `--api ${shellQuote(apiBase)} --out ./${DOWNLOAD_DIR}`;
-    if (asOf !== undefined) return asOfCommands(apiBase, stores, applied, asOf, tail);
+    const tail = `--api ${shellQuote(apiBase)}${release ? ` --release ${shellQuote(release)}` : ''} --out ./${DOWNLOAD_DIR}`;
+    if (asOf !== undefined) return asOfCommands(apiBase, stores, applied, asOf, tail, curlManifest);
     const collections = collectionsOnly(applied) ?? [];
     const idqs = collections.map((id) => `idqs download --collection ${shellQuote(id)} ${tail}`);
     idqs.push(`idqs download --filters ${shellQuote(JSON.stringify(applied))} ${tail}`);
@@ -65,7 +69,14 @@ export function downloadCommands(apiBase: string, stores: Record<StoreKey, { end
  * The filter and collection lines, and idc (which resolves a manifest against
  * its own current index), would fetch today's versions instead: left out.
  */
-function asOfCommands(apiBase: string, stores: Record<StoreKey, { endpoint: string }>, applied: Parameters<CommandWriter>[0], asOf: string, tail: string): WrittenCommands {
+function asOfCommands(
+  apiBase: string,
+  stores: Record<StoreKey, { endpoint: string }>,
+  applied: Parameters<CommandWriter>[0],
+  asOf: string,
+  tail: string,
+  curlManifest: (base: string, body: Record<string, unknown>, out: string) => string,
+): WrittenCommands {
   const s5 = (store: StoreKey) => [
     curlManifest(apiBase, { filters: applied, as_of: asOf, source: store, format: 's5cmd' }, s5cmdFileName(store)),
     s5cmdRunCommand(stores[store].endpoint, s5cmdFileName(store)),

@@ -5,6 +5,7 @@
 
 export const CAPABILITY_IDS = [
   'get_idc_version',
+  'list_releases',
   'get_stats',
   'list_collections',
   'get_collection',

@@ -45,6 +45,19 @@ export interface AppContext {
   memo: Map<string, Promise<unknown>>;
   /** Signs /v2 page tokens: IDQS_TOKEN_SECRET, or the random one kept in the cache folder. */
   tokenSecret: string;
+  /** When one process serves several releases: all of them, newest (the default) first (see ./releases.ts). */
+  served?: AppContext[];
+}
+
+/** Key under which the served view of several releases (./releases.ts) answers the current request's release. */
+export const RELEASE_OF_VIEW = Symbol('the release context behind the served view');
+
+/**
+ * The release context itself, for what is kept per release by identity
+ * (caches in WeakMaps): the served view of several releases is one object for all.
+ */
+export function releaseContext(ctx: AppContext): AppContext {
+  return (ctx as unknown as Record<symbol, AppContext | undefined>)[RELEASE_OF_VIEW] ?? ctx;
 }
 
 export const API_VERSION = pkg.version;

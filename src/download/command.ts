@@ -75,6 +75,7 @@ export function registerDownload(program: Command): void {
     .addOption(new Option('--dir <dir>', 'alias of --out').hideHelp())
     .addOption(new Option('--download-dir <dir>', 'alias of --out (the idc CLI spelling)').hideHelp())
     .addOption(new Option('--api <url>', 'IDQS API that resolves cohorts and series folders').env('IDQS_API').argParser(url).default(DEFAULT_API))
+    .option('--release <version>', 'with an API that serves several releases: the one to download from, e.g. 24.2.2 (GET /v3/releases lists them); default: the newest it serves')
     .addOption(new Option('--source <store>', 'object store: cloud1 (aws) or cloud2 (gcs)').argParser(source).default('cloud1'))
     .option('--endpoint <url>', "S3 endpoint to use instead of the store's (from the API, else the public default)", url)
     .option('--out <dir>', 'folder to download into', './idqs-data')
@@ -131,6 +132,7 @@ names nothing downloaded is reported and counts as a failure. Exit status: 0 all
         series: f.series,
         filters,
         api: f.api,
+        release: f.release,
         source: f.source,
         endpoint: f.endpoint,
         out,

@@ -25,6 +25,8 @@ export interface DownloadOptions {
   /** A filter object as JSON ({terms, ranges} or {"filters": {...}}). */
   filters?: string;
   api: string;
+  /** Release to download from, when the API serves several. */
+  release?: string;
   source: StoreKey;
   endpoint?: string;
   out: string;
@@ -222,7 +224,7 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
     throw new UsageError((e as Error).message);
   }
   const out = resolve(o.out);
-  const api = new ServiceClient(o.api);
+  const api = new ServiceClient(o.api, o.release);
   const resolved = o.manifest ? await resolveManifest(o, layout, api, rep) : await resolveCohort(o, api, rep);
   const { targets } = resolved;
   if (targets.length === 0) throw new UsageError(o.manifest ? `the manifest ${o.manifest} names no series to download${resolved.unresolved ? ` (${resolved.unresolved} line(s) unresolved, listed above)` : ''}` : 'the cohort is empty: no series match the filter');

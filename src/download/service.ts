@@ -30,14 +30,17 @@ const TIMEOUT_MS = 60_000;
 
 export class ServiceClient {
   readonly base: string;
-  constructor(base: string) {
+  /** The release asked of an API that serves several (--release); none: the newest it serves. */
+  private readonly query: string;
+  constructor(base: string, release?: string) {
     this.base = base.replace(/\/+$/, '');
+    this.query = release ? `?release=${encodeURIComponent(release)}` : '';
   }
 
   private async post<T>(path: string, body: unknown): Promise<T> {
     let res: Response;
     try {
-      res = await fetch(`${this.base}${path}`, {
+      res = await fetch(`${this.base}${path}${this.query}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify(body),

@@ -28,6 +28,8 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { serverOptions } from './server-options.ts';
 import { addSecurityHeaders, securityHeaders } from './security-headers.ts';
 import { rebindingHook } from './rebinding.ts';
+import { declareRelease, queryRelease, requestRelease, takesRelease } from './release-scope.ts';
+import { inRelease, servedReleases } from '../core/releases.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -39,6 +41,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** What the log line records of caller SQL (snippet or hash). */
     sqlLog?: string;
+    /** The release a request was answered from, logged when several are served. */
+    release?: string;
   }
   interface FastifyContextConfig {
     /** Response depends only on the data release: send ETag and Cache-Control, answer 304. */
@@ -86,16 +90,31 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   app.addHook('onRoute', (r) => {
     // Every handler runs as the work of its request: the engine sees the request's
     // signal (aborted when the client leaves) and id without each service passing them.
+    // An API route also runs on the release its request names (see ./release-scope.ts).
     const handler = r.handler;
+    const onRelease = takesRelease(r.url);
+    // One release served: the schemas stay as they are (a query naming another release is still refused).
+    if (servedReleases(ctx).length > 1) declareRelease(r);
     r.handler = function (this: FastifyInstance, req, reply) {
-      return runWork({ requestId: req.id, get signal() { return clientSignal(req); } }, () => handler.call(this, req, reply));
+      return runWork({ requestId: req.id, get signal() { return clientSignal(req); } }, () => {
+        if (!onRelease) return handler.call(this, req, reply);
+        let release: AppContext;
+        try {
+          release = requestRelease(ctx, req);
+        } catch (e) {
+          return Promise.reject(e as Error);
+        }
+        if (release.served) req.release = release.dataset.index_version;
+        return inRelease(release, () => handler.call(this, req, reply));
+      });
     };
     if (r.url.includes('*')) return; // the CORS preflight catch-all says nothing about a path
     const pattern = r.url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+').replace(/\*/g, '.*');
     routes.push({ method: ([] as string[]).concat(r.method as string | string[]), re: new RegExp(`^${pattern}/?$`) });
   });
 
-  const cacheHeaders = { ETag: ctx.etag, 'Cache-Control': 'public, max-age=3600' };
+  // Each release its own validator: a cached answer of one release never stands for another's.
+  const cacheHeaders = new Map(servedReleases(ctx).map((c) => [c, { ETag: c.etag, 'Cache-Control': 'public, max-age=3600' }]));
 
   // First of all hooks, so that answers given by a hook (CORS preflights, 304s, rebinding refusals) carry them too.
   addSecurityHeaders(app, securityHeaders(ctx.config));
@@ -128,6 +147,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
       if (!logRequests) return;
       const line: Record<string, unknown> = { req_id: req.id, method: req.method, route: req.routeOptions.url ?? null, path: req.url.split('?')[0], status, duration_ms: Math.round(ms * 100) / 100 };
       if (req.sqlLog) line.sql = req.sqlLog;
+      if (req.release) line.release = req.release;
       log!.info(line, 'request');
     });
     if (app.draining) reply.header('Connection', 'close');
@@ -135,12 +155,16 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
       reply.header('Cache-Control', 'no-store');
     } else if (req.routeOptions.config?.cacheable) {
       // Set up front (no onSend hook on the hot path); the error handlers
-      // replace them, so an error is never cached as the resource.
-      reply.headers(cacheHeaders);
-      const inm = req.headers['if-none-match'];
-      if (inm && inm.split(',').some((t) => t.trim() === ctx.etag || t.trim() === '*')) {
-        reply.code(304).send();
-        return;
+      // replace them, so an error is never cached as the resource. A release
+      // not served has none: its handler answers why.
+      const release = queryRelease(ctx, req);
+      if (release) {
+        reply.headers(cacheHeaders.get(release)!);
+        const inm = req.headers['if-none-match'];
+        if (inm && inm.split(',').some((t) => t.trim() === release.etag || t.trim() === '*')) {
+          reply.code(304).send();
+          return;
+        }
       }
     }
     done();
@@ -155,8 +179,10 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     if (level === 'error') log.error(line, msg);
     else log.warn(line, msg);
   };
-  ctx.engine.events.on('operator', onOperator);
-  app.addHook('onClose', async () => void ctx.engine.events.off('operator', onOperator));
+  for (const c of servedReleases(ctx)) c.engine.events.on('operator', onOperator);
+  app.addHook('onClose', async () => {
+    for (const c of servedReleases(ctx)) c.engine.events.off('operator', onOperator);
+  });
 
   app.setErrorHandler((err: FastifyError | IdqsError | Error, req, reply) => {
     if (err instanceof IdqsError) return sendCoreError(req, reply, err);

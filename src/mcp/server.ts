@@ -41,6 +41,8 @@ import { sideTools } from './tools/side.ts';
 import { sqlTools } from './tools/sql.ts';
 import { tableTools } from './tools/tables.ts';
 import type { ToolDef, ToolEnv } from './tools/types.ts';
+import { inRelease, pickRelease } from '../core/releases.ts';
+import { RELEASE_PARAM, ReleaseParam } from '../contract/release-param.ts';
 
 export const SERVER_NAME = 'IDQS';
 
@@ -67,8 +69,11 @@ export class Toolset {
     this.defs = [...discoveryTools(this.limits), ...tableTools(this.limits), ...cohortTools(this.limits), ...facetTools(this.limits), ...sqlTools(this.limits), ...sideTools(), ...releaseTools(this.limits)];
     // The options of the REST validator, so that the same argument gets the same verdict and message.
     const ajv = new Ajv({ ...AJV_OPTIONS, strict: false });
+    // Several releases served: every tool takes `release` (the toolset picks it; the tool never sees it).
+    const several = (ctx.served?.length ?? 0) > 1;
     for (const def of this.defs) {
-      const schema = JSON.parse(JSON.stringify(def.input)) as Tool['inputSchema'];
+      const input = several ? { ...def.input, properties: { ...def.input.properties, [RELEASE_PARAM]: ReleaseParam } } : def.input;
+      const schema = JSON.parse(JSON.stringify(input)) as Tool['inputSchema'];
       this.entries.set(def.name, {
         def,
         validate: ajv.compile(schema),
@@ -105,8 +110,12 @@ export class Toolset {
       if (!entry.validate(args)) {
         throw invalidRequest(ajvErrorMessage((entry.validate.errors ?? []) as AjvError[], 'arguments') ?? 'Invalid arguments.');
       }
-      const env: ToolEnv = { ctx: this.ctx, limits: this.limits, apiBase: opts.apiBase };
-      const body = await entry.def.run(args, env);
+      // The release the call names (the newest served by default); the tool itself never sees the member.
+      const { [RELEASE_PARAM]: releaseName, ...toolArgs } = args;
+      const release = pickRelease(this.ctx, releaseName as string | undefined);
+      if (release.served) audit.release = release.dataset.index_version;
+      const env: ToolEnv = { ctx: release, limits: this.limits, apiBase: opts.apiBase };
+      const body = await inRelease(release, () => entry.def.run(toolArgs, env));
       result = success(body);
       audit.outcome = 'ok';
       const b = body as { rows?: unknown; truncated?: unknown };

@@ -73,6 +73,47 @@ export interface Version {
   idc_index_data_version: string;
   api_version: string;
   synthetic: boolean;
+  /** Present when the server serves several releases, newest (the default) first. */
+  releases?: ServedRelease[];
+}
+
+export interface ServedRelease {
+  release: string;
+  idc_version: string;
+  default: boolean;
+}
+
+/**
+ * The release every call asks for: the one the page's link names (?release=),
+ * checked against what the server serves by `chooseRelease`; null: the server's default.
+ */
+let release: string | null = null;
+
+export function currentRelease(): string | null {
+  return release;
+}
+
+/** `path` asking for the current release. */
+function withRelease(path: string): string {
+  return release === null ? path : `${path}${path.includes('?') ? '&' : '?'}release=${encodeURIComponent(release)}`;
+}
+
+/**
+ * Before any other call: the release the link names, if the server serves it
+ * (by index version, or data release such as v24); else a note that says so,
+ * and the default release is shown. With several served, links always carry one.
+ */
+export async function chooseRelease(search: string): Promise<{ note: string | null }> {
+  const asked = new URLSearchParams(search).get('release');
+  const v = await get<Version>('/v3/version');
+  const served = v.releases ?? [{ release: v.idc_index_data_version, idc_version: v.idc_version, default: true }];
+  const n = asked?.trim().toLowerCase().replace(/^v/, '');
+  const match = n ? served.find((r) => r.release.toLowerCase() === n) ?? served.filter((r) => r.idc_version.toLowerCase().replace(/^v/, '') === n).at(0) : undefined;
+  release = match && v.releases ? match.release : v.releases ? v.releases[0]!.release : null;
+  if (asked && !match) {
+    return { note: `This link names data release ${asked}, which this server does not serve (it serves ${served.map((r) => r.release).join(', ')}); showing ${served[0]!.release} instead.` };
+  }
+  return { note: null };
 }
 
 export interface License {
@@ -163,20 +204,20 @@ async function failure(r: Response): Promise<ApiError> {
 }
 
 export async function get<T>(path: string, signal?: AbortSignal): Promise<T> {
-  const r = await fetch(path, { signal });
+  const r = await fetch(withRelease(path), { signal });
   if (!r.ok) throw await failure(r);
   return (await r.json()) as T;
 }
 
 export async function post<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
-  const r = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
+  const r = await fetch(withRelease(path), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
   if (!r.ok) throw await failure(r);
   return (await r.json()) as T;
 }
 
 /** POST returning text with its response headers (manifest.txt). */
 export async function postText(path: string, body: unknown, signal?: AbortSignal): Promise<{ text: string; headers: Headers }> {
-  const r = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
+  const r = await fetch(withRelease(path), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
   if (!r.ok) throw await failure(r);
   return { text: await r.text(), headers: r.headers };
 }

@@ -6,7 +6,7 @@
 // the cart itself, deflated and base64url-encoded in the URL's hash.
 
 import { useEffect, useState } from 'preact/hooks';
-import type { Filter } from './api.ts';
+import { currentRelease, type Filter } from './api.ts';
 
 export const KINDS = ['collections', 'patients', 'studies', 'series'] as const;
 export type Kind = (typeof KINDS)[number];
@@ -138,7 +138,9 @@ async function pipe(bytes: Uint8Array<ArrayBuffer>, stream: CompressionStream | 
 /** The share link of a cart: the page's address with #cart=<deflated JSON>. */
 export async function shareLink(c: Cart): Promise<string> {
   const packed = await pipe(new TextEncoder().encode(JSON.stringify(c)), new CompressionStream('deflate-raw'));
-  return `${location.origin}/#cart=${toBase64Url(packed)}`;
+  // With several releases served, the link opens the release the cart was made on.
+  const release = currentRelease() !== null ? (c.release ?? currentRelease()) : null;
+  return `${location.origin}/${release ? `?release=${encodeURIComponent(release)}` : ''}#cart=${toBase64Url(packed)}`;
 }
 
 /** The cart a share link carries, or null when the hash holds none (an error when it is damaged). */

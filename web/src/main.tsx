@@ -5,7 +5,7 @@
 
 import { render } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { get, hasFilter, post, type AttributeInfo, type CountMode, type Facets, type Filter, type Licenses, type Version } from './api.ts';
+import { chooseRelease, get, hasFilter, post, type AttributeInfo, type CountMode, type Facets, type Filter, type Licenses, type Version } from './api.ts';
 import { Charts } from './components/charts.tsx';
 import { ErrorBox, Note } from './components/common.tsx';
 import { DataTable, type Level } from './components/data-table.tsx';
@@ -14,6 +14,7 @@ import { AnalysisList, AnalysisPage } from './components/analysis-view.tsx';
 import { CartView } from './components/cart-view.tsx';
 import { CollectionPage, CollectionsList } from './components/collections-view.tsx';
 import { DemoBanner } from './components/demo-banner.tsx';
+import { ReleasePicker } from './components/release-picker.tsx';
 import { ExportPanel } from './components/export-panel.tsx';
 import { FilterPanel } from './components/filter-panel.tsx';
 import { SqlConsole } from './components/sql-console.tsx';
@@ -41,6 +42,8 @@ const TAB_TITLES: Record<Tab, string> = {
 interface Boot {
   attributes: AttributeInfo[];
   version: Version;
+  /** Set when the link names a release the server does not serve. */
+  releaseNote: string | null;
 }
 
 function App() {
@@ -76,10 +79,11 @@ function App() {
   const [drawer, setDrawer] = useState(false);
 
   useEffect(() => {
-    Promise.all([get<AttributeInfo[]>('/v3/attributes'), get<Version>('/v3/version')])
-      .then(([attributes, version]) => {
+    chooseRelease(location.search)
+      .then(({ note }) => Promise.all([get<AttributeInfo[]>('/v3/attributes'), get<Version>('/v3/version'), note]))
+      .then(([attributes, version, releaseNote]) => {
         const parsed = parseQuery(location.search, attributes);
-        setBoot({ attributes, version });
+        setBoot({ attributes, version, releaseNote });
         setView(parsed.state);
         setNotes(parsed.notes);
         // A portal link (/explore/filters/?...) or any other spelling becomes the canonical URL.
@@ -181,6 +185,7 @@ function App() {
           Data release <strong>{boot.version.idc_version}</strong>
           {boot.version.synthetic ? <span class="tag">synthetic</span> : null}
         </div>
+        <ReleasePicker version={boot.version} note={boot.releaseNote} />
         <nav class="links" aria-label="Service">
           <a href="/v3/docs">API docs</a>
           <a href="/v3/openapi.json">OpenAPI</a>

@@ -6,7 +6,7 @@
 // None bucket, plus the explorer's own `count` and `tab`. Anything that
 // cannot be honoured becomes a note.
 
-import type { AttributeInfo, Bound, CountMode, Filter } from './api.ts';
+import { currentRelease, type AttributeInfo, type Bound, type CountMode, type Filter } from './api.ts';
 
 export const TABS = ['charts', 'collections', 'patients', 'studies', 'series', 'export', 'sql', 'cart'] as const;
 export type Tab = (typeof TABS)[number];
@@ -61,6 +61,7 @@ export function parseQuery(search: string, attributes: AttributeInfo[]): { state
       else notes.push(`count=${values[0] ?? ''} is not one of ${COUNTS.join(', ')}; counting patients.`);
       continue;
     }
+    if (key === 'release') continue; // the release shown (api.ts chooseRelease)
     if (key === 'tab') {
       const t = values[0] as Tab | undefined;
       if (t && (TABS as readonly string[]).includes(t)) tab = t;
@@ -130,6 +131,9 @@ export function parseQuery(search: string, attributes: AttributeInfo[]): { state
 
 export function toQuery(state: ViewState): string {
   const p = new URLSearchParams();
+  // With several releases served, a link names the one it was made on.
+  const release = currentRelease();
+  if (release !== null) p.set('release', release);
   for (const [name, values] of Object.entries(state.filter.terms)) for (const v of values) p.append(v === null ? `${name}_none` : name, v ?? '1');
   for (const [name, values] of Object.entries(state.filter.all_terms ?? {})) {
     for (const v of values) p.append(name, v);

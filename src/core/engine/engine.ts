@@ -11,7 +11,7 @@
 import { EventEmitter } from 'node:events';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBDataChunk, type DuckDBValue } from '@duckdb/node-api';
 import { IdqsError, cancelled, msg, queryTimeout, setting, unavailable } from '../errors.ts';
-import { Pool, slots, type BudgetStats } from './budget.ts';
+import { Pool, slots, type BudgetStats, type Lease } from './budget.ts';
 import { checkCallerSqlText } from './guard.ts';
 import { hardenedConfig } from './hardened-config.ts';
 import { jsonConverter, type JsonValue } from './json.ts';
@@ -83,18 +83,30 @@ export interface DatabaseFault {
   message: string;
 }
 
+/**
+ * Budgets shared by the engines of several releases served by one process:
+ * admission to curated queries and caller SQL across every engine, and the
+ * export and facet slots themselves (see `Engine.shareBudgets`).
+ */
+interface SharedAdmission {
+  curated: Pool<number>;
+  sql: Pool<number>;
+}
+
 export class Engine {
   readonly curated: Pool<DuckDBConnection>;
   /** Streamed exports in flight (held while writing), and facet counts. */
-  readonly exports: Pool<number>;
-  readonly facets: Pool<number>;
+  exports: Pool<number>;
+  facets: Pool<number>;
+  /** Set when this engine shares its budgets with other releases' engines. */
+  private admission: SharedAdmission | null = null;
   /**
    * Exports whose queries run at once: one. An export's query sorts and
    * formats its whole cohort; several at once would take every engine thread
    * and gigabytes from the short curated queries. Exports are streamed, so
    * waiting here costs their clients a little latency, not a failure.
    */
-  readonly producing: Pool<number>;
+  producing: Pool<number>;
   readonly sql: SqlWorkers;
   /** Operator events ({level, msg, ...}): database read errors, worker crashes. */
   readonly events = new EventEmitter();
@@ -154,6 +166,38 @@ export class Engine {
     return new Engine(instance, conns, options);
   }
 
+  /**
+   * Make this engine (another release's) draw on `first`'s budgets: one admission
+   * of IDQS_CONNECTIONS curated queries and IDQS_SQL_CONNECTIONS caller queries
+   * across both engines, and the same export, export-query and facet slots.
+   */
+  shareBudgets(first: Engine): void {
+    if (!first.admission) {
+      const c = first.options.curated;
+      const q = first.options.caller;
+      first.admission = {
+        curated: slots(c.connections, {
+          what: 'queries',
+          queue: c.queue,
+          queueTimeoutMs: c.queueTimeoutMs,
+          settings: { slots: 'IDQS_CONNECTIONS', queue: 'IDQS_QUEUE', queueTimeout: 'IDQS_QUEUE_TIMEOUT_MS' },
+          maxHoldMs: Math.max(c.queryTimeoutMs, first.options.exports.timeoutMs) + 5000,
+        }),
+        sql: slots(q.workers, {
+          what: 'SQL queries',
+          queue: q.queue,
+          queueTimeoutMs: q.queueTimeoutMs,
+          settings: { slots: 'IDQS_SQL_CONNECTIONS', queue: 'IDQS_SQL_QUEUE', queueTimeout: 'IDQS_QUEUE_TIMEOUT_MS' },
+          maxHoldMs: q.timeoutMs + 5000,
+        }),
+      };
+    }
+    this.admission = first.admission;
+    this.exports = first.exports;
+    this.facets = first.facets;
+    this.producing = first.producing;
+  }
+
   /** The last database read error seen, if any (the file is damaged or unreadable). */
   get databaseFault(): DatabaseFault | null {
     return this.fault;
@@ -172,14 +216,23 @@ export class Engine {
     if (this.closed) throw cancelled('The engine is closed: the service is shutting down.');
     const work = currentWork();
     const parent = opts.signal ?? work?.signal;
-    const lease = await this.curated.acquire(parent);
+    // Several releases: one admission across their engines, then a connection of this one (free by then).
+    const admitted = this.admission ? await this.admission.curated.acquire(parent) : null;
+    let lease: Lease<DuckDBConnection>;
+    try {
+      lease = await this.curated.acquire(parent);
+    } catch (e) {
+      admitted?.release();
+      throw e;
+    }
+    const release = () => (lease.release(), admitted?.release());
     const ms = opts.timeoutMs ?? work?.timeout?.ms ?? this.options.curated.queryTimeoutMs;
     const d = deadline(ms, opts.timeoutSetting ?? work?.timeout?.setting ?? 'IDQS_QUERY_TIMEOUT_MS', parent);
     const conn = lease.item;
     const interrupt = () => conn.interrupt();
     d.signal.addEventListener('abort', interrupt, { once: true });
     const run = fn(conn, d.signal);
-    void run.then(lease.release, lease.release);
+    void run.then(release, release);
     try {
       return await Promise.race([run, aborted(d.signal)]);
     } catch (e) {
@@ -293,11 +346,24 @@ export class Engine {
   async callerSql(sql: string, maxRows: number, opts: { signal?: AbortSignal; maxBytes?: number } = {}): Promise<CallerSqlResult> {
     checkCallerSqlText(sql);
     if (this.closed) throw cancelled('The engine is closed: the service is shutting down.');
-    return this.sql.run(sql, maxRows, opts.maxBytes ?? this.options.caller.maxBytes, opts.signal ?? currentWork()?.signal);
+    const signal = opts.signal ?? currentWork()?.signal;
+    const admitted = this.admission ? await this.admission.sql.acquire(signal) : null;
+    try {
+      return await this.sql.run(sql, maxRows, opts.maxBytes ?? this.options.caller.maxBytes, signal);
+    } finally {
+      admitted?.release();
+    }
   }
 
   stats(): { curated: BudgetStats; exports: BudgetStats; facets: BudgetStats; sql: ReturnType<SqlWorkers['stats']> } {
-    return { curated: this.curated.stats(), exports: this.exports.stats(), facets: this.facets.stats(), sql: this.sql.stats() };
+    // Several releases: the shared admissions are the budgets (each engine's own pool never queues behind them).
+    const a = this.admission;
+    return {
+      curated: a ? a.curated.stats() : this.curated.stats(),
+      exports: this.exports.stats(),
+      facets: this.facets.stats(),
+      sql: a ? { ...this.sql.stats(), ...a.sql.stats() } : this.sql.stats(),
+    };
   }
 
   /**
@@ -312,6 +378,8 @@ export class Engine {
     this.exports.close();
     this.facets.close();
     this.producing.close();
+    this.admission?.curated.close();
+    this.admission?.sql.close();
     const idle = new Set(this.curated.close());
     for (const c of this.curated.all()) {
       if (idle.has(c)) c.closeSync();

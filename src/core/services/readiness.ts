@@ -24,17 +24,22 @@ const PROBE_MS = 2000;
 export async function readiness(ctx: AppContext, draining: boolean): Promise<Readiness> {
   const problems: string[] = [];
   if (draining) problems.push('shutting down: finishing in-flight work');
-  const fault = ctx.engine.databaseFault;
   let database: Readiness['checks']['database'] = 'ok';
-  if (fault) {
-    database = 'unreadable';
-    problems.push(`a database read error was seen at ${fault.at} (the file is damaged or unreadable; see the operator log)`);
-  } else if (!draining) {
-    try {
-      await ctx.engine.one('SELECT 1 AS ok FROM "index" LIMIT 1', [], { timeoutMs: PROBE_MS, timeoutSetting: 'the readiness probe' });
-    } catch (e) {
+  // Several releases served: every release's database is probed, and a problem names its release.
+  const all = ctx.served ?? [ctx];
+  for (const c of all) {
+    const of = all.length > 1 ? `release ${c.dataset.index_version}: ` : '';
+    const fault = c.engine.databaseFault;
+    if (fault) {
       database = 'unreadable';
-      problems.push(`the probe query failed: ${e instanceof Error ? e.message : String(e)}`);
+      problems.push(`${of}a database read error was seen at ${fault.at} (the file is damaged or unreadable; see the operator log)`);
+    } else if (!draining) {
+      try {
+        await c.engine.one('SELECT 1 AS ok FROM "index" LIMIT 1', [], { timeoutMs: PROBE_MS, timeoutSetting: 'the readiness probe' });
+      } catch (e) {
+        database = 'unreadable';
+        problems.push(`${of}the probe query failed: ${e instanceof Error ? e.message : String(e)}`);
+      }
     }
   }
   const budgets = ctx.engine.stats();

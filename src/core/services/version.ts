@@ -10,6 +10,8 @@ export interface VersionInfo {
   /** The deployment's build stamp; null when unset (always present, as the public service has it). */
   build: string | null;
   synthetic: boolean;
+  /** Present when one process serves several releases: each, newest (the default) first. */
+  releases?: { release: string; idc_version: string; default: boolean }[];
 }
 
 export function version(ctx: AppContext): VersionInfo {
@@ -20,6 +22,7 @@ export function version(ctx: AppContext): VersionInfo {
     build: ctx.config.build || null,
     synthetic: ctx.dataset.synthetic,
   };
+  if (ctx.served) v.releases = ctx.served.map((c, i) => ({ release: c.dataset.index_version, idc_version: c.dataset.release, default: i === 0 }));
   return v;
 }
 

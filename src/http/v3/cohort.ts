@@ -19,6 +19,7 @@ import { applyLimit, restLimits } from '../../contract/limits.ts';
 import { publicBase } from '../../contract/public-base.ts';
 import { errors } from './schemas.ts';
 import { holdExport, sendBlocks } from '../streams.ts';
+import { namedRelease } from '../../core/releases.ts';
 
 const EXAMPLE_FILTER = { terms: { collection_id: ['nlst'], Modality: ['CT'] } };
 
@@ -105,7 +106,7 @@ const MANIFEST_TEXT_HEADERS = {
 };
 
 /** The command lines of a download payload, calling this API back where the caller reached it. */
-const commandsFor = (req: FastifyRequest) => downloadCommands(publicBase(req.server.ctx.config, req), req.server.ctx.dataset.stores);
+const commandsFor = (req: FastifyRequest) => downloadCommands(publicBase(req.server.ctx.config, req), req.server.ctx.dataset.stores, namedRelease(req.server.ctx));
 
 /** A JSON value safe for a header: ASCII only, no line breaks. */
 function headerJson(v: unknown): string {

@@ -11,6 +11,7 @@ import { cohortTableRoutes } from './cohort-table.ts';
 import { sqlRoutes } from './sql.ts';
 import { toolsRoutes } from './tools.ts';
 import { releaseRoutes } from './releases.ts';
+import { servedReleaseRoutes } from './served-releases.ts';
 
 export async function v3Routes(app: FastifyInstance): Promise<void> {
   await app.register(discoveryRoutes);
@@ -22,4 +23,5 @@ export async function v3Routes(app: FastifyInstance): Promise<void> {
   await app.register(sqlRoutes);
   await app.register(toolsRoutes);
   await app.register(releaseRoutes);
+  await app.register(servedReleaseRoutes);
 }

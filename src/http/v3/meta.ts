@@ -13,6 +13,11 @@ const Version = Type.Object({
   api_version: Type.String({ description: "This server's software version." }),
   build: Type.Union([Type.String(), Type.Null()], { description: 'Build stamp of the deployment (IDQS_BUILD); null when none is set.' }),
   synthetic: Type.Boolean({ description: 'True when the served data is the generated demonstration dataset.' }),
+  releases: Type.Optional(
+    Type.Array(Type.Object({ release: Type.String(), idc_version: Type.String(), default: Type.Boolean() }), {
+      description: 'Present when the server serves several releases: each (the one above is the one asked for, by default the newest); GET /v3/releases has their totals.',
+    }),
+  ),
 });
 
 const Stats = Type.Object({

@@ -12,6 +12,7 @@ import { downloadCommands } from '../../contract/download-commands.ts';
 import { applyLimit } from '../../contract/limits.ts';
 import type { ToolLimits } from '../limits.ts';
 import { defineTool, filterInput, filterOf, type ToolDef } from './types.ts';
+import { namedRelease } from '../../core/releases.ts';
 
 /** Result of get_cohort_urls: the lines and headers of POST /v3/cohort/manifest.txt as one object. */
 export interface CohortUrls {
@@ -89,7 +90,7 @@ export function cohortTools(limits: ToolLimits): ToolDef[] {
       },
       run: async (a, { ctx, apiBase }) => {
         const size = applyLimit('page_size', a.page_size, pageSize);
-        const commands = downloadCommands(apiBase, ctx.dataset.stores);
+        const commands = downloadCommands(apiBase, ctx.dataset.stores, namedRelease(ctx));
         const r = await cohortManifest(
           ctx,
           { filters: filterOf(a), page: a.page, page_size: size.value, include_rows: a.include_rows, ...(a.as_of === undefined ? {} : { as_of: a.as_of }) },

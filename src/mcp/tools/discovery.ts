@@ -17,7 +17,8 @@ export function discoveryTools(limits: ToolLimits): ToolDef[] {
       title: 'Data release and server version',
       description:
         'The data release served (idc_version), the version of its index tables and this server’s version. ' +
-        'Call it to state what your answers are based on; synthetic=true means generated demonstration data, not the real corpus.',
+        'Call it to state what your answers are based on; synthetic=true means generated demonstration data, not the real corpus. ' +
+        'When the server serves several releases, releases lists them (newest, the default, first) and every tool takes release to answer from another.',
       input: {},
       run: (_a, { ctx }) => version(ctx),
     }),

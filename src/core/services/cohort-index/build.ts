@@ -7,7 +7,7 @@
 // whole release's totals. Built once per opened database, in the background
 // at start-up; IDQS_COHORT_INDEX=off leaves every answer to SQL.
 
-import { memo, type AppContext } from '../../context.ts';
+import { memo, releaseContext, type AppContext } from '../../context.ts';
 import { ATTRIBUTES } from '../../registry/attributes.ts';
 import { facetTable, type FacetTable, type RangeColumn, type TermColumn } from '../facets/table.ts';
 import { MANIFEST_ORDER } from '../manifest.ts';
@@ -177,7 +177,7 @@ export function cohortIndex(ctx: AppContext): Promise<CohortIndex | null> {
   if (ctx.config.cohortIndex === 'off') return Promise.resolve(null);
   return memo(ctx, 'cohort-index', async () => {
     const ix = await buildIndex(ctx);
-    ready.set(ctx, ix);
+    ready.set(releaseContext(ctx), ix);
     return ix;
   });
 }
@@ -187,7 +187,7 @@ export function cohortIndex(ctx: AppContext): Promise<CohortIndex | null> {
  * ready, answers come from SQL, so start-up is not held back by the build.
  */
 export function readyCohortIndex(ctx: AppContext): CohortIndex | null {
-  const ix = ready.get(ctx);
+  const ix = ready.get(releaseContext(ctx));
   if (ix) return ix;
   warmCohortIndex(ctx);
   return null;

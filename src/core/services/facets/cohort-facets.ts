@@ -8,7 +8,7 @@
 // requests waits or is refused instead of taking the event loop in turn.
 
 import { LRUCache } from 'lru-cache';
-import type { AppContext } from '../../context.ts';
+import { releaseContext, type AppContext } from '../../context.ts';
 import { detached, forCaller } from '../../engine/work.ts';
 import { didYouMean, field, invalidQuery, invalidRequest, msg, see } from '../../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../../filters/v3.ts';
@@ -88,10 +88,10 @@ export { facetTable, warmFacets } from './table.ts';
 const caches = new WeakMap<AppContext, LRUCache<string, Promise<Computed>>>();
 
 function cacheOf(ctx: AppContext): LRUCache<string, Promise<Computed>> {
-  let c = caches.get(ctx);
+  let c = caches.get(releaseContext(ctx));
   if (!c) {
     c = new LRUCache({ max: 500 });
-    caches.set(ctx, c);
+    caches.set(releaseContext(ctx), c);
   }
   return c;
 }

@@ -7,7 +7,7 @@
 // before any 202 announced it, and a parked page nobody collects within
 // IDQS_V2_ORPHAN_MS. At most IDQS_V2_PARKED pages are parked at once.
 
-import type { AppContext } from '../../context.ts';
+import { releaseContext, type AppContext } from '../../context.ts';
 import { IdqsError, busy, invalidQuery, msg, setting } from '../../errors.ts';
 import { WorkCancelled, currentWork, runWork } from '../../engine/work.ts';
 import type { Row } from '../../engine/engine.ts';
@@ -67,10 +67,10 @@ interface Pending {
 const pendingByContext = new WeakMap<AppContext, Map<string, Pending>>();
 
 function pendingMap(ctx: AppContext): Map<string, Pending> {
-  let p = pendingByContext.get(ctx);
+  let p = pendingByContext.get(releaseContext(ctx));
   if (!p) {
     p = new Map();
-    pendingByContext.set(ctx, p);
+    pendingByContext.set(releaseContext(ctx), p);
   }
   return p;
 }
@@ -90,10 +90,10 @@ function park(ctx: AppContext, key: string, entry: Pending): void {
 const caches = new WeakMap<AppContext, ResultCache>();
 
 function resultCache(ctx: AppContext): ResultCache {
-  let c = caches.get(ctx);
+  let c = caches.get(releaseContext(ctx));
   if (!c) {
     c = new ResultCache(ctx.config.v2CacheMb * 1024 * 1024);
-    caches.set(ctx, c);
+    caches.set(releaseContext(ctx), c);
   }
   return c;
 }
@@ -243,6 +243,14 @@ export async function nextPage(ctx: AppContext, token: unknown, pageSize: number
   const raw = typeof token === 'string' && token !== '' ? token : null;
   const body = raw ? tokens(ctx).decode(raw) : 'malformed';
   if (body === 'other_release') {
+    // Several releases served: a token stays with the release that issued it.
+    const here = releaseContext(ctx);
+    const issuer = (ctx.served ?? []).find((c) => c !== here && typeof tokens(c).decode(raw!) === 'object');
+    if (issuer) {
+      throw invalidQuery(
+        `Invalid next_page token for release ${here.dataset.index_version}: it was issued for release ${issuer.dataset.index_version}, also served here, and a token stays with the release that issued it. Send release=${issuer.dataset.index_version} with it, or run the query again from its first page on release ${here.dataset.index_version}.`,
+      );
+    }
     // A release switch happened while the caller paged: never continue with rows of another release.
     throw invalidQuery(
       `Invalid next_page token: it was issued for another data release (or by a server with another IDQS_TOKEN_SECRET), and this server now serves ${ctx.dataset.release} (data ${ctx.dataset.identity.slice(0, 12)}). Run the query again from its first page to get a manifest of one release.`,
