@@ -27,13 +27,16 @@ function maxOf(a: Int32Array): number {
 }
 
 const maxima = new WeakMap<Int32Array, number>();
+/** A seen-flag per entity id; id 0 (no entity, NULL) starts seen, so it is never counted. */
 function seenArray(ids: Int32Array): Uint8Array {
   let m = maxima.get(ids);
   if (m === undefined) {
     m = maxOf(ids);
     maxima.set(ids, m);
   }
-  return new Uint8Array(m + 1);
+  const seen = new Uint8Array(m + 1);
+  seen[0] = 1;
+  return seen;
 }
 
 /** Totals of rows[0..n) (positions, ascending). */
@@ -51,26 +54,39 @@ export function totalsOf(ix: TotalsSource, rows: Uint32Array, n: number): Totals
   let studies = 0;
   let series = se === null ? n : 0;
   let instances = 0;
+  let lastP = 0;
+  let lastS = 0;
+  let lastSe = 0;
   // Neumaier's compensated sum: the result does not depend on the rows' order.
   let sum = 0;
   let carry = 0;
   for (let i = 0; i < n; i++) {
     const r = rows[i]!;
+    // Rows come mostly grouped by entity: the flags are read only where the entity changes.
     const a = p[r]!;
-    if (seenP[a] === 0) {
-      seenP[a] = 1;
-      if (a !== 0) patients++;
+    if (a !== lastP) {
+      if (seenP[a] === 0) {
+        seenP[a] = 1;
+        patients++;
+      }
+      lastP = a;
     }
     const b = s[r]!;
-    if (seenS[b] === 0) {
-      seenS[b] = 1;
-      if (b !== 0) studies++;
+    if (b !== lastS) {
+      if (seenS[b] === 0) {
+        seenS[b] = 1;
+        studies++;
+      }
+      lastS = b;
     }
     if (seenSe !== null) {
       const c = se![r]!;
-      if (seenSe[c] === 0) {
-        seenSe[c] = 1;
-        if (c !== 0) series++;
+      if (c !== lastSe) {
+        if (seenSe[c] === 0) {
+          seenSe[c] = 1;
+          series++;
+        }
+        lastSe = c;
       }
     }
     const k = ic[r]!;
@@ -104,14 +120,14 @@ function adjacentTotals(ix: TotalsSource, rows: Uint32Array, n: number): Totals 
   for (let i = 0; i < n; i++) {
     const r = rows[i]!;
     const a = p[r]!;
-    if (a !== lastP && a !== 0) patients++;
+    patients += +(a !== lastP) & +(a !== 0);
     lastP = a;
     const b = s[r]!;
-    if (b !== lastS && b !== 0) studies++;
+    studies += +(b !== lastS) & +(b !== 0);
     lastS = b;
     if (se !== null) {
       const c = se[r]!;
-      if (c !== lastSe && c !== 0) series++;
+      series += +(c !== lastSe) & +(c !== 0);
       lastSe = c;
     }
     const k = ic[r]!;
