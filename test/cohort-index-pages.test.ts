@@ -5,17 +5,12 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { startServer, type TestServer } from './fixture.ts';
 import { filterArb, sampleOf, whereOf, type Filter } from './cohort-index-support.ts';
 import { cohortIndex } from '../src/core/services/cohort-index/build.ts';
-import { defaultCacheDir } from '../src/config.ts';
-import { ensureRelease } from '../src/core/release/fetch.ts';
-import { parseSource } from '../src/core/release/sources.ts';
+import { pinnedRelease, SKIP_REAL } from './real-releases.ts';
 
-const PIN = JSON.parse(readFileSync(new URL('./real-release.json', import.meta.url), 'utf8')) as { release: string; source: string };
-const skipReal = process.env.IDQS_SKIP_REAL_DATA ? `IDQS_SKIP_REAL_DATA is set: the real release ${PIN.release} is skipped on purpose` : false;
 
 const COLUMNS = `collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, Modality, SeriesDescription, instanceCount,
   series_size_MB, aws_bucket, crdc_series_uuid, series_cloud1_url, series_cloud1_url AS series_aws_url, license_short_name, analysis_result_id`;
@@ -74,9 +69,8 @@ test('random manifest pages from the index equal SQL on the test dataset', async
   assert.ok(withRows >= 60, `only ${withRows} of the pages had rows`);
 });
 
-test('random manifest pages from the index equal SQL on the real release', { skip: skipReal }, async () => {
-  const rel = await ensureRelease({ release: PIN.release, source: parseSource(PIN.source), cacheDir: defaultCacheDir(), env: process.env });
-  real = await startServer({}, rel.db);
+test('random manifest pages from the index equal SQL on the real release', { skip: SKIP_REAL }, async () => {
+  real = await startServer({}, (await pinnedRelease()).db);
   const withRows = await checkPages(real, 30, 3);
   assert.ok(withRows >= 6, `only ${withRows} of the pages had rows`);
 });

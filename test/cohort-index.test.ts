@@ -7,7 +7,6 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { startServer, type TestServer } from './fixture.ts';
 import { filterArb, referenceCounts, sampleOf, type Filter, type Reference } from './cohort-index-support.ts';
@@ -15,17 +14,13 @@ import { compileFilter } from '../src/core/filters/v3.ts';
 import { cohortIndex, readyCohortIndex } from '../src/core/services/cohort-index/build.ts';
 import { selectRows } from '../src/core/services/cohort-index/evaluate.ts';
 import { ATTRIBUTES } from '../src/core/registry/attributes.ts';
-import { defaultCacheDir } from '../src/config.ts';
-import { ensureRelease } from '../src/core/release/fetch.ts';
-import { parseSource } from '../src/core/release/sources.ts';
+import { pinnedRelease, SKIP_REAL } from './real-releases.ts';
 
 // IDQS_PROPERTY_SCALE multiplies the draws for a deeper run (the default keeps the file near a minute on an idle machine).
 const SCALE = Number(process.env.IDQS_PROPERTY_SCALE ?? 1);
 if (!(SCALE >= 1)) throw new Error(`IDQS_PROPERTY_SCALE must be a number >= 1; got ${process.env.IDQS_PROPERTY_SCALE}`);
 const TEST_FILTERS = Math.round(2000 * SCALE);
 const REAL_FILTERS = Math.round(200 * SCALE);
-const PIN = JSON.parse(readFileSync(new URL('./real-release.json', import.meta.url), 'utf8')) as { release: string; source: string };
-const skipReal = process.env.IDQS_SKIP_REAL_DATA ? `IDQS_SKIP_REAL_DATA is set: the real release ${PIN.release} is skipped on purpose` : false;
 
 let s: TestServer;
 let off: TestServer;
@@ -104,9 +99,8 @@ test('with IDQS_COHORT_INDEX=off the same counts come from SQL', async () => {
   for (let i = 0; i < filters.length; i++) same(await counts(off, filters[i]!), want[i]!, filters[i]!);
 });
 
-test(`${REAL_FILTERS} random filters: the index's counts equal SQL on the real release`, { skip: skipReal }, async () => {
-  const rel = await ensureRelease({ release: PIN.release, source: parseSource(PIN.source), cacheDir: defaultCacheDir(), env: process.env });
-  real = await startServer({}, rel.db);
+test(`${REAL_FILTERS} random filters: the index's counts equal SQL on the real release`, { skip: SKIP_REAL }, async () => {
+  real = await startServer({}, (await pinnedRelease()).db);
   const whole = await counts(real, { terms: {}, ranges: {} });
   const [all] = await referenceCounts(real.ctx, [{ terms: {}, ranges: {} }], 1);
   same(whole, all!, { terms: {}, ranges: {} });
