@@ -109,7 +109,7 @@ function entityOrder(ids: Int32Array, maxId: number): Uint32Array | null {
   if (adjacent) return null;
   // Entities ranked by their first row, not by id: the order is then the table's own except where an
   // entity's later rows are pulled up to its first ones (a patient in two collections), so a walk in
-  // it reads the table nearly in sequence instead of jumping between collections (twice as fast).
+  // it reads the table nearly in sequence instead of jumping between collections.
   const rank = new Int32Array(maxId + 1).fill(-1);
   let ranks = 0;
   for (let r = 0; r < ids.length; r++) if (rank[ids[r]!]! < 0) rank[ids[r]!] = ranks++;
