@@ -4,7 +4,8 @@
 // attribute, AND across attributes, exact (case-sensitive) matching, a
 // missing value never selected (NULL fails IN and every comparison). The most
 // selective clause (known exactly for terms from the codes' frequencies) scans
-// first; the others only test the rows it kept.
+// first; the others only test the rows it kept. A union (any_of) marks the
+// rows of its members and keeps those of the filter's own clauses.
 
 import type { CompiledFilter } from '../../filters/v3.ts';
 import type { RangeColumn } from '../facets/table.ts';
@@ -13,6 +14,8 @@ import { findString } from './identifiers.ts';
 import { rowsOfCodes } from './postings.ts';
 
 export type FiltersApplied = CompiledFilter['filters_applied'];
+/** A filter without a union: its clauses all hold. */
+type Conjunction = Omit<FiltersApplied, 'any_of'>;
 
 /** Positions rows[0..n) in ascending (table) order. */
 export interface Selection {
@@ -76,9 +79,7 @@ function extentOf(values: Float64Array): Extent {
  * every row (a range spanning a column no row misses, every value of an
  * attribute); null when an attribute is not in the index (the caller then asks SQL).
  */
-function clausesOf(ix: CohortIndex, applied: FiltersApplied): Clause[] | null {
-  // A union of filters (any_of, a cart) is left to SQL: the clauses below are one conjunction.
-  if (applied.any_of !== undefined && applied.any_of.length > 0) return null;
+function clausesOf(ix: CohortIndex, applied: Conjunction): Clause[] | null {
   const out: Clause[] = [];
   for (const [name, values] of Object.entries(applied.terms)) {
     const c = ix.columns.get(name);
@@ -191,13 +192,8 @@ function narrow(s: Selection, c: Clause): Selection {
   return { rows, n: k };
 }
 
-/**
- * The rows a filter selects: 'all' for a filter without clauses (or whose
- * clauses select every row), null when the index cannot evaluate it (an
- * attribute it does not hold). The rows may be a list the index keeps (not to
- * be written), or `into` when given (a buffer of ix.rows the caller reuses).
- */
-export function selectRows(ix: CohortIndex, applied: FiltersApplied, into?: Uint32Array): Selection | 'all' | null {
+/** The rows a conjunction of clauses selects (see selectRows). */
+function selectConjunction(ix: CohortIndex, applied: Conjunction, into: Uint32Array | undefined): Selection | 'all' | null {
   const clauses = clausesOf(ix, applied);
   if (clauses === null) return null;
   if (clauses.length === 0) return 'all';
@@ -213,4 +209,44 @@ export function selectRows(ix: CohortIndex, applied: FiltersApplied, into?: Uint
   }
   for (let i = 1; i < clauses.length && s.n > 0; i++) s = narrow(s, clauses[i]!);
   return s;
+}
+
+/**
+ * The rows a filter selects: 'all' for a filter without clauses (or whose
+ * clauses select every row), null when the index cannot evaluate it (an
+ * attribute it does not hold). The rows may be a list the index keeps (not to
+ * be written), or `into` when given (a buffer of ix.rows the caller reuses).
+ * A union (any_of) selects the rows of the filter's own clauses that any of
+ * its members selects, as the SQL path's AND (... OR ...) does.
+ */
+export function selectRows(ix: CohortIndex, applied: FiltersApplied, into?: Uint32Array): Selection | 'all' | null {
+  const base = selectConjunction(ix, applied, into);
+  const members = applied.any_of ?? [];
+  if (base === null || members.length === 0) return base;
+  const marked = new Uint8Array(ix.rows);
+  for (const m of members) {
+    const s = selectConjunction(ix, m, undefined);
+    if (s === null) return null;
+    // A member selecting every row: the union restricts nothing.
+    if (s === 'all') return base;
+    for (let i = 0; i < s.n; i++) marked[s.rows[i]!] = 1;
+  }
+  if (base === 'all') {
+    const rows = into ?? new Uint32Array(ix.rows + 1);
+    let k = 0;
+    for (let r = 0; r < ix.rows; r++) {
+      rows[k] = r;
+      k += marked[r]!;
+    }
+    return { rows, n: k };
+  }
+  // In place when the base's rows are `into`; else (they may be a list the index keeps) into a new array.
+  const rows = base.rows === into ? into : new Uint32Array(base.n + 1);
+  let k = 0;
+  for (let i = 0; i < base.n; i++) {
+    const r = base.rows[i]!;
+    rows[k] = r;
+    k += marked[r]!;
+  }
+  return { rows, n: k };
 }
