@@ -1,13 +1,14 @@
-// The other answers the cohort index serves, for random filters, against SQL
-// written here: the license breakdown of /v3/licenses (series, size and
-// order), the totals of /v3/cohort/table at every level and its series page in
-// the default order. On the test dataset and on the real release.
+// The other answers the cohort index serves, for random filters (unions with
+// any_of among them), against SQL written here: the license breakdown of
+// /v3/licenses (series, size and order), the totals of /v3/cohort/table at
+// every level and its series page in the default order. On the test dataset
+// and on the real release.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startServer, type TestServer } from './fixture.ts';
-import { filterArb, sampleOf, whereOf } from './cohort-index-support.ts';
+import { filterArb, sampleOf, unionArb, whereOf } from './cohort-index-support.ts';
 import { cohortIndex } from '../src/core/services/cohort-index/build.ts';
 import { pinnedRelease, SKIP_REAL } from './real-releases.ts';
 
@@ -46,7 +47,8 @@ async function checkAnswers(server: TestServer, runs: number, seed: number): Pro
   assert.ok(await cohortIndex(server.ctx), 'the index is built');
   const e = server.ctx.engine;
   const sample = await sampleOf(server.ctx);
-  const filters = fc.sample(filterArb(sample, 3), { numRuns: runs, seed });
+  // Unions (any_of) too: the index evaluates them.
+  const filters = fc.sample(fc.oneof(filterArb(sample, 3), unionArb(sample)), { numRuns: runs, seed });
   let nonEmpty = 0;
   for (const f of filters) {
     const where = whereOf(f);

@@ -1,13 +1,13 @@
-// Manifest pages from the cohort index: for random non-empty filters and
-// random pages, every row of POST /v3/cohort/manifest (all its columns, in
-// order), its totals and its download preview equal SQL written here, on the
-// test dataset and on the real release.
+// Manifest pages from the cohort index: for random non-empty filters (unions
+// with any_of among them) and random pages, every row of POST
+// /v3/cohort/manifest (all its columns, in order), its totals and its download
+// preview equal SQL written here, on the test dataset and on the real release.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startServer, type TestServer } from './fixture.ts';
-import { filterArb, sampleOf, whereOf, type Filter } from './cohort-index-support.ts';
+import { filterArb, sampleOf, unionArb, whereOf, type Filter } from './cohort-index-support.ts';
 import { cohortIndex } from '../src/core/services/cohort-index/build.ts';
 import { pinnedRelease, SKIP_REAL } from './real-releases.ts';
 
@@ -39,7 +39,10 @@ interface Page {
 async function checkPages(server: TestServer, runs: number, seed: number): Promise<number> {
   assert.ok(await cohortIndex(server.ctx), 'the index is built');
   const sample = await sampleOf(server.ctx);
-  const nonEmptyFilter = filterArb(sample, 3).filter((f) => Object.values(f.terms).some((v) => v.length > 0) || Object.keys(f.ranges).length > 0);
+  // Unions (any_of) too: the index evaluates them.
+  const nonEmptyFilter = fc
+    .oneof(filterArb(sample, 3), unionArb(sample))
+    .filter((f) => Object.values(f.terms).some((v) => v.length > 0) || Object.keys(f.ranges).length > 0 || (f.any_of?.length ?? 0) > 0);
   const draws = fc.sample(fc.tuple(nonEmptyFilter, fc.integer({ min: 1, max: 60 }), fc.double({ min: 0, max: 1, noNaN: true })), { numRuns: runs, seed });
   let withRows = 0;
   for (const [f, size, where] of draws) {
