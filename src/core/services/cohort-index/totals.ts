@@ -49,7 +49,6 @@ export function totalsOf(ix: TotalsSource, rows: Uint32Array, n: number): Totals
   const seenS = seenArray(s);
   const seenSe = se === null ? null : seenArray(se);
   const ic = ix.instances;
-  const mb = ix.sizeMb;
   let patients = 0;
   let studies = 0;
   let series = se === null ? n : 0;
@@ -57,9 +56,6 @@ export function totalsOf(ix: TotalsSource, rows: Uint32Array, n: number): Totals
   let lastP = 0;
   let lastS = 0;
   let lastSe = 0;
-  // Neumaier's compensated sum: the result does not depend on the rows' order.
-  let sum = 0;
-  let carry = 0;
   for (let i = 0; i < n; i++) {
     const r = rows[i]!;
     // Rows come mostly grouped by entity: the flags are read only where the entity changes.
@@ -91,14 +87,8 @@ export function totalsOf(ix: TotalsSource, rows: Uint32Array, n: number): Totals
     }
     const k = ic[r]!;
     if (k === k) instances += k;
-    const x = mb[r]!;
-    if (x === x) {
-      const t = sum + x;
-      carry += Math.abs(sum) >= Math.abs(x) ? sum - t + x : x - t + sum;
-      sum = t;
-    }
   }
-  return { patients, studies, series, instances, size_mb: sum + carry };
+  return { patients, studies, series, instances, size_mb: sizeOf(ix.sizeMb, rows, n) };
 }
 
 /** The same totals when entities' rows are adjacent: a distinct entity is a change from the previous row's. */
@@ -107,7 +97,6 @@ function adjacentTotals(ix: TotalsSource, rows: Uint32Array, n: number): Totals 
   const s = ix.studies;
   const se = ix.series;
   const ic = ix.instances;
-  const mb = ix.sizeMb;
   let patients = 0;
   let studies = 0;
   let series = se === null ? n : 0;
@@ -115,8 +104,6 @@ function adjacentTotals(ix: TotalsSource, rows: Uint32Array, n: number): Totals 
   let lastS = 0;
   let lastSe = 0;
   let instances = 0;
-  let sum = 0;
-  let carry = 0;
   for (let i = 0; i < n; i++) {
     const r = rows[i]!;
     const a = p[r]!;
@@ -132,12 +119,60 @@ function adjacentTotals(ix: TotalsSource, rows: Uint32Array, n: number): Totals 
     }
     const k = ic[r]!;
     if (k === k) instances += k;
+  }
+  return { patients, studies, series, instances, size_mb: sizeOf(ix.sizeMb, rows, n) };
+}
+
+const MICRO = 1e6;
+const micros = new WeakMap<Float64Array, Float64Array | null>();
+
+/**
+ * Sizes in millionths of a MB, when every size is a whole number of them
+ * (the releases give bytes / 10^6): whole numbers below 2^53 add exactly in
+ * any order, so the sum needs no compensation. null otherwise.
+ */
+function microSizes(mb: Float64Array): Float64Array | null {
+  let m = micros.get(mb);
+  if (m !== undefined) return m;
+  m = new Float64Array(mb.length);
+  let total = 0;
+  for (let r = 0; r < mb.length; r++) {
     const x = mb[r]!;
+    const u = Math.round(x * MICRO);
+    // NaN (missing) stays NaN and is skipped by the sum.
+    if (x === x && (u / MICRO !== x || u < 0)) {
+      m = null;
+      break;
+    }
+    m[r] = u;
+    if (x === x) total += u;
+  }
+  if (m !== null && total > Number.MAX_SAFE_INTEGER) m = null;
+  micros.set(mb, m);
+  return m;
+}
+
+/** Summed size (MB) of rows[0..n), missing sizes left out; the same whatever the rows' order. */
+function sizeOf(mb: Float64Array, rows: Uint32Array, n: number): number {
+  const units = microSizes(mb);
+  if (units !== null) {
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      const u = units[rows[i]!]!;
+      if (u === u) sum += u;
+    }
+    return sum / MICRO;
+  }
+  // Neumaier's compensated sum.
+  let sum = 0;
+  let carry = 0;
+  for (let i = 0; i < n; i++) {
+    const x = mb[rows[i]!]!;
     if (x === x) {
       const t = sum + x;
       carry += Math.abs(sum) >= Math.abs(x) ? sum - t + x : x - t + sum;
       sum = t;
     }
   }
-  return { patients, studies, series, instances, size_mb: sum + carry };
+  return sum + carry;
 }
