@@ -117,6 +117,40 @@ async function indexReady(s: Server): Promise<void> {
   }
 }
 
+/** CPU seconds a process and its children have used (all their threads). */
+function cpuSeconds(pid: number): number {
+  const fields = (p: number) => {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    } catch {
+      return null; // gone meanwhile
+    }
+  };
+  const own = fields(pid);
+  let total = own ? (Number(own[11]) + Number(own[12])) / 100 : 0;
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    const f = fields(Number(d));
+    if (f && Number(f[1]) === pid) total += cpuSeconds(Number(d));
+  }
+  return total;
+}
+
+/**
+ * Until a server has finished the work a measurement left queued (a slow
+ * server still answers its last requests after the client stops), at most
+ * 60 s: else that work would run during the other server's measurement.
+ */
+async function settle(s: Server): Promise<void> {
+  const t = performance.now();
+  while (performance.now() - t < 60_000) {
+    const before = cpuSeconds(s.proc.pid!);
+    await sleep(250);
+    if (cpuSeconds(s.proc.pid!) - before < 0.025) return;
+  }
+}
+
 interface Case {
   name: string;
   path: string;
@@ -192,6 +226,7 @@ async function main(): Promise<void> {
         // Alternate which server goes first, so drift in the machine's load falls on both.
         for (const s of round % 2 === 0 ? servers : [...servers].reverse()) {
           const r = await load(s, c, conns);
+          await settle(s);
           bad += r.bad;
           const k = `${s.name}|${c.name}|${conns}`;
           cell(k).p50.push(r.p50);

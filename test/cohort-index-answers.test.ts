@@ -1,21 +1,17 @@
-// The other answers the cohort index serves, for random filters, against SQL
-// written here: the license breakdown of /v3/licenses (series, size and
-// order), the totals of /v3/cohort/table at every level and its series page in
-// the default order. On the test dataset and on the real release.
+// The other answers the cohort index serves, for random filters (unions with
+// any_of among them), against SQL written here: the license breakdown of
+// /v3/licenses (series, size and order), the totals of /v3/cohort/table at
+// every level and its series page in the default order. On the test dataset
+// and on the real release.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { startServer, type TestServer } from './fixture.ts';
-import { filterArb, sampleOf, whereOf } from './cohort-index-support.ts';
+import { filterArb, sampleOf, unionArb, whereOf } from './cohort-index-support.ts';
 import { cohortIndex } from '../src/core/services/cohort-index/build.ts';
-import { defaultCacheDir } from '../src/config.ts';
-import { ensureRelease } from '../src/core/release/fetch.ts';
-import { parseSource } from '../src/core/release/sources.ts';
+import { pinnedRelease, SKIP_REAL } from './real-releases.ts';
 
-const PIN = JSON.parse(readFileSync(new URL('./real-release.json', import.meta.url), 'utf8')) as { release: string; source: string };
-const skipReal = process.env.IDQS_SKIP_REAL_DATA ? `IDQS_SKIP_REAL_DATA is set: the real release ${PIN.release} is skipped on purpose` : false;
 
 let s: TestServer;
 let real: TestServer | undefined;
@@ -51,7 +47,8 @@ async function checkAnswers(server: TestServer, runs: number, seed: number): Pro
   assert.ok(await cohortIndex(server.ctx), 'the index is built');
   const e = server.ctx.engine;
   const sample = await sampleOf(server.ctx);
-  const filters = fc.sample(filterArb(sample, 3), { numRuns: runs, seed });
+  // Unions (any_of) too: the index evaluates them.
+  const filters = fc.sample(fc.oneof(filterArb(sample, 3), unionArb(sample)), { numRuns: runs, seed });
   let nonEmpty = 0;
   for (const f of filters) {
     const where = whereOf(f);
@@ -91,9 +88,8 @@ test('licenses and cohort tables from the index equal SQL on the test dataset', 
   assert.ok(nonEmpty >= 30, `only ${nonEmpty} non-empty cohorts`);
 });
 
-test('licenses and cohort tables from the index equal SQL on the real release', { skip: skipReal }, async () => {
-  const rel = await ensureRelease({ release: PIN.release, source: parseSource(PIN.source), cacheDir: defaultCacheDir(), env: process.env });
-  real = await startServer({}, rel.db);
+test('licenses and cohort tables from the index equal SQL on the real release', { skip: SKIP_REAL }, async () => {
+  real = await startServer({}, (await pinnedRelease()).db);
   const nonEmpty = await checkAnswers(real, 12, 4);
   assert.ok(nonEmpty >= 3, `only ${nonEmpty} non-empty cohorts`);
 });

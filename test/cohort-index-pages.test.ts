@@ -1,21 +1,16 @@
-// Manifest pages from the cohort index: for random non-empty filters and
-// random pages, every row of POST /v3/cohort/manifest (all its columns, in
-// order), its totals and its download preview equal SQL written here, on the
-// test dataset and on the real release.
+// Manifest pages from the cohort index: for random non-empty filters (unions
+// with any_of among them) and random pages, every row of POST
+// /v3/cohort/manifest (all its columns, in order), its totals and its download
+// preview equal SQL written here, on the test dataset and on the real release.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { startServer, type TestServer } from './fixture.ts';
-import { filterArb, sampleOf, whereOf, type Filter } from './cohort-index-support.ts';
+import { filterArb, sampleOf, unionArb, whereOf, type Filter } from './cohort-index-support.ts';
 import { cohortIndex } from '../src/core/services/cohort-index/build.ts';
-import { defaultCacheDir } from '../src/config.ts';
-import { ensureRelease } from '../src/core/release/fetch.ts';
-import { parseSource } from '../src/core/release/sources.ts';
+import { pinnedRelease, SKIP_REAL } from './real-releases.ts';
 
-const PIN = JSON.parse(readFileSync(new URL('./real-release.json', import.meta.url), 'utf8')) as { release: string; source: string };
-const skipReal = process.env.IDQS_SKIP_REAL_DATA ? `IDQS_SKIP_REAL_DATA is set: the real release ${PIN.release} is skipped on purpose` : false;
 
 const COLUMNS = `collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, Modality, SeriesDescription, instanceCount,
   series_size_MB, aws_bucket, crdc_series_uuid, series_cloud1_url, series_cloud1_url AS series_aws_url, license_short_name, analysis_result_id`;
@@ -44,7 +39,10 @@ interface Page {
 async function checkPages(server: TestServer, runs: number, seed: number): Promise<number> {
   assert.ok(await cohortIndex(server.ctx), 'the index is built');
   const sample = await sampleOf(server.ctx);
-  const nonEmptyFilter = filterArb(sample, 3).filter((f) => Object.values(f.terms).some((v) => v.length > 0) || Object.keys(f.ranges).length > 0);
+  // Unions (any_of) too: the index evaluates them.
+  const nonEmptyFilter = fc
+    .oneof(filterArb(sample, 3), unionArb(sample))
+    .filter((f) => Object.values(f.terms).some((v) => v.length > 0) || Object.keys(f.ranges).length > 0 || (f.any_of?.length ?? 0) > 0);
   const draws = fc.sample(fc.tuple(nonEmptyFilter, fc.integer({ min: 1, max: 60 }), fc.double({ min: 0, max: 1, noNaN: true })), { numRuns: runs, seed });
   let withRows = 0;
   for (const [f, size, where] of draws) {
@@ -74,9 +72,8 @@ test('random manifest pages from the index equal SQL on the test dataset', async
   assert.ok(withRows >= 60, `only ${withRows} of the pages had rows`);
 });
 
-test('random manifest pages from the index equal SQL on the real release', { skip: skipReal }, async () => {
-  const rel = await ensureRelease({ release: PIN.release, source: parseSource(PIN.source), cacheDir: defaultCacheDir(), env: process.env });
-  real = await startServer({}, rel.db);
+test('random manifest pages from the index equal SQL on the real release', { skip: SKIP_REAL }, async () => {
+  real = await startServer({}, (await pinnedRelease()).db);
   const withRows = await checkPages(real, 30, 3);
   assert.ok(withRows >= 6, `only ${withRows} of the pages had rows`);
 });

@@ -12,6 +12,8 @@ import { ATTRIBUTES } from '../src/core/registry/attributes.ts';
 export interface Filter {
   terms: Record<string, string[]>;
   ranges: Record<string, { gte?: number | string; lte?: number | string }>;
+  /** A union: the rows any member selects (members hold no union of their own). */
+  any_of?: Filter[];
 }
 
 export interface Sample {
@@ -105,9 +107,17 @@ export function filterArb(s: Sample, most = 4): fc.Arbitrary<Filter> {
 
 const iso = (v: number | string) => (typeof v === 'string' ? v.replace(/^(\d{4})-?(\d{2})-?(\d{2})$/, '$1-$2-$3') : v);
 
+/** Random filters, some of them with a union (any_of) of one to three filters, empty ones included. */
+export function unionArb(s: Sample): fc.Arbitrary<Filter> {
+  return fc
+    .tuple(filterArb(s, 2), fc.array(filterArb(s, 2), { minLength: 0, maxLength: 3 }))
+    .map(([f, members]) => (members.length > 0 ? { ...f, any_of: members } : f));
+}
+
 /** The WHERE clause of a filter, written independently of the service. */
 export function whereOf(f: Filter): string {
   const parts: string[] = [];
+  if (f.any_of && f.any_of.length > 0) parts.push(`(${f.any_of.map((m) => `(${whereOf(m)})`).join(' OR ')})`);
   for (const [a, vs] of Object.entries(f.terms)) if (vs.length > 0) parts.push(`${q(a)} IN (${vs.map(lit).join(', ')})`);
   for (const [a, r] of Object.entries(f.ranges)) {
     if (r.gte !== undefined) parts.push(`${q(a)} >= ${lit(iso(r.gte))}`);

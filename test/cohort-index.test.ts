@@ -1,31 +1,29 @@
 // One truth: thousands of random filters (every filterable attribute, term
 // lists with unknown values, values that exist only in another casing, empty
 // selections, ranges inside and outside the data, dates in both forms,
-// combinations of up to five attributes) answered by POST /v3/cohort/counts
+// combinations of up to five attributes, unions of such filters with any_of)
+// answered by POST /v3/cohort/counts
 // from the in-memory cohort index, each compared with SQL written here, on
 // the test dataset and on the real release. Any difference fails.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { startServer, type TestServer } from './fixture.ts';
-import { filterArb, referenceCounts, sampleOf, type Filter, type Reference } from './cohort-index-support.ts';
+import { filterArb, referenceCounts, sampleOf, unionArb, type Filter, type Reference, type Sample } from './cohort-index-support.ts';
 import { compileFilter } from '../src/core/filters/v3.ts';
 import { cohortIndex, readyCohortIndex } from '../src/core/services/cohort-index/build.ts';
 import { selectRows } from '../src/core/services/cohort-index/evaluate.ts';
 import { ATTRIBUTES } from '../src/core/registry/attributes.ts';
-import { defaultCacheDir } from '../src/config.ts';
-import { ensureRelease } from '../src/core/release/fetch.ts';
-import { parseSource } from '../src/core/release/sources.ts';
+import { pinnedRelease, SKIP_REAL } from './real-releases.ts';
 
 // IDQS_PROPERTY_SCALE multiplies the draws for a deeper run (the default keeps the file near a minute on an idle machine).
 const SCALE = Number(process.env.IDQS_PROPERTY_SCALE ?? 1);
 if (!(SCALE >= 1)) throw new Error(`IDQS_PROPERTY_SCALE must be a number >= 1; got ${process.env.IDQS_PROPERTY_SCALE}`);
 const TEST_FILTERS = Math.round(2000 * SCALE);
 const REAL_FILTERS = Math.round(200 * SCALE);
-const PIN = JSON.parse(readFileSync(new URL('./real-release.json', import.meta.url), 'utf8')) as { release: string; source: string };
-const skipReal = process.env.IDQS_SKIP_REAL_DATA ? `IDQS_SKIP_REAL_DATA is set: the real release ${PIN.release} is skipped on purpose` : false;
+const UNION_FILTERS = Math.round(500 * SCALE);
+const REAL_UNIONS = Math.round(60 * SCALE);
 
 let s: TestServer;
 let off: TestServer;
@@ -64,13 +62,19 @@ function same(got: Answer, want: Reference, f: Filter): void {
 }
 
 /** Draws the filters, checks the index evaluates every one of them itself, and compares each answer with SQL. */
-async function check(server: TestServer, n: number, seed: number, batch: number): Promise<{ nonEmpty: number; empty: number; kinds: Set<string> }> {
+async function check(
+  server: TestServer,
+  n: number,
+  seed: number,
+  batch: number,
+  arb: (s: Sample) => fc.Arbitrary<Filter> = (s) => filterArb(s, 5),
+): Promise<{ nonEmpty: number; empty: number; kinds: Set<string> }> {
   const ix = await cohortIndex(server.ctx);
   assert.ok(ix && readyCohortIndex(server.ctx) === ix, 'the index is built and serves the counts');
   const unique = await server.ctx.engine.one(`SELECT count(*) = count(DISTINCT SeriesInstanceUID) AS u FROM "index"`);
   assert.equal(unique!.u, true, 'the reference counts series as rows');
   const sample = await sampleOf(server.ctx);
-  const filters = fc.sample(filterArb(sample, 5), { numRuns: n, seed });
+  const filters = fc.sample(arb(sample), { numRuns: n, seed });
   const want = await referenceCounts(server.ctx, filters, batch);
   let nonEmpty = 0;
   let empty = 0;
@@ -96,6 +100,11 @@ test(`${TEST_FILTERS} random filters: the index's counts equal SQL on the test d
   assert.deepEqual([...kinds].sort(), ATTRIBUTES.map((a) => a.name).filter((a) => held.has(a)).sort());
 });
 
+test(`${UNION_FILTERS} random unions (any_of): the index's counts equal SQL on the test dataset`, async () => {
+  const { nonEmpty, empty } = await check(s, UNION_FILTERS, 23, 1, unionArb);
+  assert.ok(nonEmpty >= UNION_FILTERS / 10 && empty >= UNION_FILTERS / 20, `${nonEmpty} non-empty, ${empty} empty cohorts`);
+});
+
 test('with IDQS_COHORT_INDEX=off the same counts come from SQL', async () => {
   assert.equal(await cohortIndex(off.ctx), null);
   const sample = await sampleOf(s.ctx);
@@ -104,12 +113,17 @@ test('with IDQS_COHORT_INDEX=off the same counts come from SQL', async () => {
   for (let i = 0; i < filters.length; i++) same(await counts(off, filters[i]!), want[i]!, filters[i]!);
 });
 
-test(`${REAL_FILTERS} random filters: the index's counts equal SQL on the real release`, { skip: skipReal }, async () => {
-  const rel = await ensureRelease({ release: PIN.release, source: parseSource(PIN.source), cacheDir: defaultCacheDir(), env: process.env });
-  real = await startServer({}, rel.db);
+test(`${REAL_FILTERS} random filters: the index's counts equal SQL on the real release`, { skip: SKIP_REAL }, async () => {
+  real = await startServer({}, (await pinnedRelease()).db);
   const whole = await counts(real, { terms: {}, ranges: {} });
   const [all] = await referenceCounts(real.ctx, [{ terms: {}, ranges: {} }], 1);
   same(whole, all!, { terms: {}, ranges: {} });
   const { nonEmpty, empty } = await check(real, REAL_FILTERS, 2025, 10);
   assert.ok(nonEmpty >= REAL_FILTERS / 10 && empty >= REAL_FILTERS / 10, `${nonEmpty} non-empty, ${empty} empty cohorts`);
+});
+
+test(`${REAL_UNIONS} random unions (any_of): the index's counts equal SQL on the real release`, { skip: SKIP_REAL }, async () => {
+  real ??= await startServer({}, (await pinnedRelease()).db);
+  const { nonEmpty } = await check(real, REAL_UNIONS, 2026, 10, unionArb);
+  assert.ok(nonEmpty >= REAL_UNIONS / 10, `only ${nonEmpty} non-empty cohorts`);
 });

@@ -7,10 +7,10 @@ import type { Row } from '../engine/engine.ts';
 import { cohortSql, compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 import { COUNTS_SELECT, countsFromRow, type Counts } from './version.ts';
 import { field, invalidRequest, msg } from '../errors.ts';
+import { indexTotals } from './cohort-index/answers.ts';
 import { readyCohortIndex } from './cohort-index/build.ts';
 import { selectRows } from './cohort-index/evaluate.ts';
 import { pagePositions, rowsAt } from './cohort-index/page.ts';
-import { totalsOf } from './cohort-index/totals.ts';
 import { downloadInfo, MANIFEST_ORDER, type CommandWriter, type DownloadInfo } from './manifest.ts';
 import { asOfCohort, asOfCounts, type AsOfNames } from './as-of.ts';
 
@@ -26,8 +26,8 @@ export interface CohortCounts extends Counts {
 /** The counts of a compiled filter: from the cohort index when it is ready and holds every attribute filtered, else by SQL. */
 export async function cohortCountsOf(ctx: AppContext, compiled: CompiledFilter): Promise<Counts> {
   const ix = readyCohortIndex(ctx);
-  const s = ix && selectRows(ix, compiled.filters_applied);
-  if (ix && s) return countsFromRow({ ...(s === 'all' ? ix.all : totalsOf(ix, s.rows, s.n)) });
+  const totals = ix && indexTotals(ix, compiled.filters_applied);
+  if (totals) return countsFromRow({ ...totals });
   return countsOf(ctx, compiled);
 }
 
@@ -130,12 +130,13 @@ export async function cohortManifest(ctx: AppContext, req: ManifestRequest, comm
 
   const ix = readyCohortIndex(ctx);
   const sel = ix && selectRows(ix, compiled.filters_applied);
+  const totals = ix && sel && indexTotals(ix, compiled.filters_applied);
   let counts: Counts;
   let rows: Row[];
   let previewRows: Row[] | null;
-  if (ix && sel) {
+  if (ix && sel && totals) {
     // The page's rows by their ids, from the selection the index made.
-    counts = countsFromRow({ ...(sel === 'all' ? ix.all : totalsOf(ix, sel.rows, sel.n)) });
+    counts = countsFromRow({ ...totals });
     [rows, previewRows] = await Promise.all([
       fetchRows ? rowsAt(ctx, ix, pagePositions(ix, sel, offset, pageSize), ROW_SELECT) : Promise.resolve([] as Row[]),
       previewFromPage ? Promise.resolve(null) : rowsAt(ctx, ix, pagePositions(ix, sel, 0, PREVIEW_SIZE), 'series_cloud1_url'),

@@ -4,14 +4,18 @@
 // attribute, AND across attributes, exact (case-sensitive) matching, a
 // missing value never selected (NULL fails IN and every comparison). The most
 // selective clause (known exactly for terms from the codes' frequencies) scans
-// first; the others only test the rows it kept.
+// first; the others only test the rows it kept. A union (any_of) marks the
+// rows of its members and keeps those of the filter's own clauses.
 
 import type { CompiledFilter } from '../../filters/v3.ts';
 import type { RangeColumn } from '../facets/table.ts';
-import type { CohortIndex } from './build.ts';
+import type { CodedColumn, CohortIndex } from './build.ts';
 import { findString } from './identifiers.ts';
+import { rowsOfCodes } from './postings.ts';
 
 export type FiltersApplied = CompiledFilter['filters_applied'];
+/** A filter without a union: its clauses all hold. */
+type Conjunction = Omit<FiltersApplied, 'any_of'>;
 
 /** Positions rows[0..n) in ascending (table) order. */
 export interface Selection {
@@ -20,7 +24,8 @@ export interface Selection {
 }
 
 type Clause =
-  | { kind: 'coded'; codes: ArrayLike<number>; accepted: Uint8Array; estimate: number }
+  /** A categorical attribute: each row's code tested against `accepted`, or the rows of `list` read from its postings. */
+  | { kind: 'coded'; column: CodedColumn; codes: Uint16Array | Uint32Array; accepted: Uint8Array; list: number[]; estimate: number }
   | { kind: 'number'; values: Float64Array; lo: number; hi: number; estimate: number }
   | { kind: 'rows'; rows: Uint32Array; estimate: number };
 
@@ -45,11 +50,37 @@ export function rangeBounds(c: RangeColumn, r: { gte?: number | string; lte?: nu
   return [lo, hi];
 }
 
-/** The clauses of a filter, or null when an attribute is not in the index (the caller then asks SQL). */
-function clausesOf(ix: CohortIndex, applied: FiltersApplied): Clause[] | null {
-  // A union of filters (any_of, a cart) is left to SQL: the clauses below are one conjunction.
-  if (applied.any_of !== undefined && applied.any_of.length > 0) return null;
-  // So are all-of values (a study-level condition) and the missing value (null) in terms.
+interface Extent {
+  min: number;
+  max: number;
+  missing: boolean;
+}
+const extents = new WeakMap<Float64Array, Extent>();
+
+/** Smallest and largest value of a range column, and whether any row misses it (computed once). */
+function extentOf(values: Float64Array): Extent {
+  let e = extents.get(values);
+  if (e) return e;
+  e = { min: Infinity, max: -Infinity, missing: false };
+  for (let r = 0; r < values.length; r++) {
+    const x = values[r]!;
+    if (x !== x) e.missing = true;
+    else {
+      if (x < e.min) e.min = x;
+      if (x > e.max) e.max = x;
+    }
+  }
+  extents.set(values, e);
+  return e;
+}
+
+/**
+ * The clauses of a filter, most selective first, without those that select
+ * every row (a range spanning a column no row misses, every value of an
+ * attribute); null when an attribute is not in the index (the caller then asks SQL).
+ */
+function clausesOf(ix: CohortIndex, applied: Conjunction): Clause[] | null {
+  // All-of values (a study-level condition) and the missing value (null) in terms are left to SQL.
   if (applied.all_terms !== undefined || Object.values(applied.terms).some((vs) => vs.includes(null))) return null;
   const out: Clause[] = [];
   for (const [name, all] of Object.entries(applied.terms)) {
@@ -67,42 +98,70 @@ function clausesOf(ix: CohortIndex, applied: FiltersApplied): Clause[] | null {
       continue;
     }
     const accepted = new Uint8Array(c.frequency.length);
+    const list: number[] = [];
     let estimate = 0;
     for (const v of values) {
       const code = c.codeOf(v);
       // Code 0 is the missing value: no filter value selects it.
       if (code === undefined || code === 0 || accepted[code] === 1) continue;
       accepted[code] = 1;
+      list.push(code);
       estimate += c.frequency[code]!;
     }
-    out.push({ kind: 'coded', codes: c.codes, accepted, estimate });
+    if (estimate === ix.rows) continue;
+    // Identifiers (entity ids, Int32Array) are read from their postings only, so the code scans below
+    // always see one kind of array (V8 runs a loop over several kinds about three times slower).
+    if (c.values === null || c.codes instanceof Int32Array) out.push({ kind: 'rows', rows: rowsOfCodes(c, list, estimate), estimate });
+    else out.push({ kind: 'coded', column: c, codes: c.codes, accepted, list, estimate });
   }
   for (const [name, r] of Object.entries(applied.ranges)) {
     const c = ix.columns.get(name);
     if (c === undefined || c.kind !== 'number') return null;
     const [lo, hi] = rangeBounds(c.column, r);
+    const e = extentOf(c.column.values);
+    if (!e.missing && lo <= e.min && hi >= e.max) continue;
     out.push({ kind: 'number', values: c.column.values, lo, hi, estimate: ix.rows });
   }
   return out.sort((a, b) => a.estimate - b.estimate);
 }
 
-/** The positions the first clause selects, scanning every row (or its own list). */
-function scan(ix: CohortIndex, c: Clause): Selection {
-  if (c.kind === 'rows') return { rows: c.rows, n: c.rows.length };
-  const n = ix.rows;
-  const rows = new Uint32Array(c.kind === 'coded' ? c.estimate : n);
-  let k = 0;
-  if (c.kind === 'coded') {
-    const { codes, accepted } = c;
-    for (let r = 0; r < n; r++) if (accepted[codes[r]!] === 1) rows[k++] = r;
-  } else {
-    const { values, lo, hi } = c;
-    for (let r = 0; r < n; r++) {
-      const x = values[r]!;
-      if (x >= lo && x <= hi) rows[k++] = r;
-    }
+/**
+ * The positions the first clause selects: its own list, its values' postings,
+ * or a scan of every row into `into`. `shared`: the rows are a list the index
+ * keeps, not to be written.
+ */
+function scan(ix: CohortIndex, c: Clause, into: Uint32Array | undefined): { sel: Selection; shared: boolean } {
+  if (c.kind === 'rows') return { sel: { rows: c.rows, n: c.rows.length }, shared: true };
+  // One value, or a few rare ones: their postings instead of a pass over every row.
+  if (c.kind === 'coded' && (c.list.length === 1 || c.estimate * 16 < ix.rows)) {
+    const rows = rowsOfCodes(c.column, c.list, c.estimate);
+    return { sel: { rows, n: rows.length }, shared: c.list.length === 1 };
   }
-  return { rows, n: k };
+  const n = ix.rows;
+  const rows = into ?? new Uint32Array((c.kind === 'coded' ? c.estimate : n) + 1);
+  return { sel: { rows, n: c.kind === 'coded' ? scanCodes(c.codes, c.accepted, n, rows) : scanRange(c.values, c.lo, c.hi, n, rows) }, shared: false };
+}
+
+// The loops below write every row and advance past it only when it is kept: no branch to mispredict,
+// about three times faster than an if on rows kept at random. `rows` has room for one more than it keeps.
+function scanCodes(codes: Uint16Array | Uint32Array, accepted: Uint8Array, n: number, rows: Uint32Array): number {
+  let k = 0;
+  for (let r = 0; r < n; r++) {
+    rows[k] = r;
+    k += accepted[codes[r]!]!;
+  }
+  return k;
+}
+
+function scanRange(values: Float64Array, lo: number, hi: number, n: number, rows: Uint32Array): number {
+  let k = 0;
+  for (let r = 0; r < n; r++) {
+    const x = values[r]!;
+    rows[k] = r;
+    // NaN (missing) fails both comparisons, as NULL does in SQL.
+    k += +(x >= lo) & +(x <= hi);
+  }
+  return k;
 }
 
 /** Keep the selected rows the clause also selects (in place). */
@@ -113,14 +172,16 @@ function narrow(s: Selection, c: Clause): Selection {
     const { codes, accepted } = c;
     for (let i = 0; i < s.n; i++) {
       const r = rows[i]!;
-      if (accepted[codes[r]!] === 1) rows[k++] = r;
+      rows[k] = r;
+      k += accepted[codes[r]!]!;
     }
   } else if (c.kind === 'number') {
     const { values, lo, hi } = c;
     for (let i = 0; i < s.n; i++) {
       const r = rows[i]!;
       const x = values[r]!;
-      if (x >= lo && x <= hi) rows[k++] = r;
+      rows[k] = r;
+      k += +(x >= lo) & +(x <= hi);
     }
   } else {
     // Both ascending: a merge.
@@ -134,19 +195,61 @@ function narrow(s: Selection, c: Clause): Selection {
   return { rows, n: k };
 }
 
-/**
- * The rows a filter selects: 'all' for a filter without clauses, null when
- * the index cannot evaluate it (an attribute it does not hold).
- */
-export function selectRows(ix: CohortIndex, applied: FiltersApplied): Selection | 'all' | null {
+/** The rows a conjunction of clauses selects (see selectRows). */
+function selectConjunction(ix: CohortIndex, applied: Conjunction, into: Uint32Array | undefined): Selection | 'all' | null {
   const clauses = clausesOf(ix, applied);
   if (clauses === null) return null;
   if (clauses.length === 0) return 'all';
   // A term none of whose values is held selects nothing: no scan.
   if (clauses[0]!.estimate === 0) return { rows: new Uint32Array(0), n: 0 };
-  let s = scan(ix, clauses[0]!);
-  // The first clause's own list (identifiers) is shared: narrow a copy.
-  if (clauses[0]!.kind === 'rows' && clauses.length > 1) s = { rows: s.rows.slice(0, s.n), n: s.n };
+  const first = scan(ix, clauses[0]!, into);
+  let s = first.sel;
+  // A list the index keeps is shared: narrow a copy.
+  if (first.shared && clauses.length > 1) {
+    const copy = into ?? new Uint32Array(s.n);
+    copy.set(s.rows.subarray(0, s.n));
+    s = { rows: copy, n: s.n };
+  }
   for (let i = 1; i < clauses.length && s.n > 0; i++) s = narrow(s, clauses[i]!);
   return s;
+}
+
+/**
+ * The rows a filter selects: 'all' for a filter without clauses (or whose
+ * clauses select every row), null when the index cannot evaluate it (an
+ * attribute it does not hold). The rows may be a list the index keeps (not to
+ * be written), or `into` when given (a buffer of ix.rows the caller reuses).
+ * A union (any_of) selects the rows of the filter's own clauses that any of
+ * its members selects, as the SQL path's AND (... OR ...) does.
+ */
+export function selectRows(ix: CohortIndex, applied: FiltersApplied, into?: Uint32Array): Selection | 'all' | null {
+  const base = selectConjunction(ix, applied, into);
+  const members = applied.any_of ?? [];
+  if (base === null || members.length === 0) return base;
+  const marked = new Uint8Array(ix.rows);
+  for (const m of members) {
+    const s = selectConjunction(ix, m, undefined);
+    if (s === null) return null;
+    // A member selecting every row: the union restricts nothing.
+    if (s === 'all') return base;
+    for (let i = 0; i < s.n; i++) marked[s.rows[i]!] = 1;
+  }
+  if (base === 'all') {
+    const rows = into ?? new Uint32Array(ix.rows + 1);
+    let k = 0;
+    for (let r = 0; r < ix.rows; r++) {
+      rows[k] = r;
+      k += marked[r]!;
+    }
+    return { rows, n: k };
+  }
+  // In place when the base's rows are `into`; else (they may be a list the index keeps) into a new array.
+  const rows = base.rows === into ? into : new Uint32Array(base.n + 1);
+  let k = 0;
+  for (let i = 0; i < base.n; i++) {
+    const r = base.rows[i]!;
+    rows[k] = r;
+    k += marked[r]!;
+  }
+  return { rows, n: k };
 }

@@ -27,13 +27,16 @@ function maxOf(a: Int32Array): number {
 }
 
 const maxima = new WeakMap<Int32Array, number>();
+/** A seen-flag per entity id; id 0 (no entity, NULL) starts seen, so it is never counted. */
 function seenArray(ids: Int32Array): Uint8Array {
   let m = maxima.get(ids);
   if (m === undefined) {
     m = maxOf(ids);
     maxima.set(ids, m);
   }
-  return new Uint8Array(m + 1);
+  const seen = new Uint8Array(m + 1);
+  seen[0] = 1;
+  return seen;
 }
 
 /** Totals of rows[0..n) (positions, ascending). */
@@ -46,43 +49,46 @@ export function totalsOf(ix: TotalsSource, rows: Uint32Array, n: number): Totals
   const seenS = seenArray(s);
   const seenSe = se === null ? null : seenArray(se);
   const ic = ix.instances;
-  const mb = ix.sizeMb;
   let patients = 0;
   let studies = 0;
   let series = se === null ? n : 0;
   let instances = 0;
-  // Neumaier's compensated sum: the result does not depend on the rows' order.
-  let sum = 0;
-  let carry = 0;
+  let lastP = 0;
+  let lastS = 0;
+  let lastSe = 0;
   for (let i = 0; i < n; i++) {
     const r = rows[i]!;
+    // Rows come mostly grouped by entity: the flags are read only where the entity changes.
     const a = p[r]!;
-    if (seenP[a] === 0) {
-      seenP[a] = 1;
-      if (a !== 0) patients++;
+    if (a !== lastP) {
+      if (seenP[a] === 0) {
+        seenP[a] = 1;
+        patients++;
+      }
+      lastP = a;
     }
     const b = s[r]!;
-    if (seenS[b] === 0) {
-      seenS[b] = 1;
-      if (b !== 0) studies++;
+    if (b !== lastS) {
+      if (seenS[b] === 0) {
+        seenS[b] = 1;
+        studies++;
+      }
+      lastS = b;
     }
     if (seenSe !== null) {
       const c = se![r]!;
-      if (seenSe[c] === 0) {
-        seenSe[c] = 1;
-        if (c !== 0) series++;
+      if (c !== lastSe) {
+        if (seenSe[c] === 0) {
+          seenSe[c] = 1;
+          series++;
+        }
+        lastSe = c;
       }
     }
     const k = ic[r]!;
     if (k === k) instances += k;
-    const x = mb[r]!;
-    if (x === x) {
-      const t = sum + x;
-      carry += Math.abs(sum) >= Math.abs(x) ? sum - t + x : x - t + sum;
-      sum = t;
-    }
   }
-  return { patients, studies, series, instances, size_mb: sum + carry };
+  return { patients, studies, series, instances, size_mb: sizeOf(ix.sizeMb, rows, n) };
 }
 
 /** The same totals when entities' rows are adjacent: a distinct entity is a change from the previous row's. */
@@ -91,7 +97,6 @@ function adjacentTotals(ix: TotalsSource, rows: Uint32Array, n: number): Totals 
   const s = ix.studies;
   const se = ix.series;
   const ic = ix.instances;
-  const mb = ix.sizeMb;
   let patients = 0;
   let studies = 0;
   let series = se === null ? n : 0;
@@ -99,29 +104,75 @@ function adjacentTotals(ix: TotalsSource, rows: Uint32Array, n: number): Totals 
   let lastS = 0;
   let lastSe = 0;
   let instances = 0;
-  let sum = 0;
-  let carry = 0;
   for (let i = 0; i < n; i++) {
     const r = rows[i]!;
     const a = p[r]!;
-    if (a !== lastP && a !== 0) patients++;
+    patients += +(a !== lastP) & +(a !== 0);
     lastP = a;
     const b = s[r]!;
-    if (b !== lastS && b !== 0) studies++;
+    studies += +(b !== lastS) & +(b !== 0);
     lastS = b;
     if (se !== null) {
       const c = se[r]!;
-      if (c !== lastSe && c !== 0) series++;
+      series += +(c !== lastSe) & +(c !== 0);
       lastSe = c;
     }
     const k = ic[r]!;
     if (k === k) instances += k;
+  }
+  return { patients, studies, series, instances, size_mb: sizeOf(ix.sizeMb, rows, n) };
+}
+
+const MICRO = 1e6;
+const micros = new WeakMap<Float64Array, Float64Array | null>();
+
+/**
+ * Sizes in millionths of a MB, when every size is a whole number of them
+ * (the releases give bytes / 10^6): whole numbers below 2^53 add exactly in
+ * any order, so the sum needs no compensation. null otherwise.
+ */
+function microSizes(mb: Float64Array): Float64Array | null {
+  let m = micros.get(mb);
+  if (m !== undefined) return m;
+  m = new Float64Array(mb.length);
+  let total = 0;
+  for (let r = 0; r < mb.length; r++) {
     const x = mb[r]!;
+    const u = Math.round(x * MICRO);
+    // NaN (missing) stays NaN and is skipped by the sum.
+    if (x === x && (u / MICRO !== x || u < 0)) {
+      m = null;
+      break;
+    }
+    m[r] = u;
+    if (x === x) total += u;
+  }
+  if (m !== null && total > Number.MAX_SAFE_INTEGER) m = null;
+  micros.set(mb, m);
+  return m;
+}
+
+/** Summed size (MB) of rows[0..n), missing sizes left out; the same whatever the rows' order. */
+function sizeOf(mb: Float64Array, rows: Uint32Array, n: number): number {
+  const units = microSizes(mb);
+  if (units !== null) {
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      const u = units[rows[i]!]!;
+      if (u === u) sum += u;
+    }
+    return sum / MICRO;
+  }
+  // Neumaier's compensated sum.
+  let sum = 0;
+  let carry = 0;
+  for (let i = 0; i < n; i++) {
+    const x = mb[rows[i]!]!;
     if (x === x) {
       const t = sum + x;
       carry += Math.abs(sum) >= Math.abs(x) ? sum - t + x : x - t + sum;
       sum = t;
     }
   }
-  return { patients, studies, series, instances, size_mb: sum + carry };
+  return sum + carry;
 }

@@ -18,6 +18,7 @@ import { suggest } from '../../suggest.ts';
 import { countsOf, type FiltersApplied } from '../cohort.ts';
 import { countsFromRow, type Counts } from '../version.ts';
 import { collectionClause, countCollection } from './collection-facets.ts';
+import { canonical } from '../cohort-index/answers.ts';
 import { readyCohortIndex, type CohortIndex } from '../cohort-index/build.ts';
 import { rangeBounds } from '../cohort-index/evaluate.ts';
 import { findString } from '../cohort-index/identifiers.ts';
@@ -119,20 +120,6 @@ function parseAttributes(raw: string[] | null | undefined): string[] {
     if (!out.includes(name)) out.push(name);
   }
   return out;
-}
-
-/** The filter as applied, in a canonical order: attribute names and term values sorted. */
-function canonical(applied: FiltersApplied): string {
-  const terms = Object.keys(applied.terms)
-    .sort()
-    .map((k) => [k, [...applied.terms[k]!].sort()]);
-  const all = Object.keys(applied.all_terms ?? {})
-    .sort()
-    .map((k) => [k, [...applied.all_terms![k]!].sort()]);
-  const ranges = Object.keys(applied.ranges)
-    .sort()
-    .map((k) => [k, applied.ranges[k]!.gte ?? null, applied.ranges[k]!.lte ?? null]);
-  return JSON.stringify([terms, ranges, all]);
 }
 
 /** Rows (positions) holding each selected value of an identifier attribute, from the cohort index's dictionaries. */

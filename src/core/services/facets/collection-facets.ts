@@ -52,13 +52,28 @@ export function countCollection(t: FacetTable, c: CollectionColumn, pass: PassRe
   const { codes, width, rows } = t;
   const { ids, order } = t.entities[mode];
   const none = Int32Array.of(0);
+  if (ids === null) return rowCounts(t, c, pass, own, none);
+  // An entity's rows come together and nearly always from one collection: once its collection's values
+  // are counted (and counted as filtered), its further rows there change nothing and are skipped.
+  let prevE = -1;
+  let prevCode = -1;
+  let counted = false;
+  let countedFiltered = false;
   for (let i = 0; i < rows; i++) {
     const r = order === null ? i : order[i]!;
     const f = fail[r]!;
     if (f > 1 || (f === 1 && which[r] !== own)) continue;
     const e = ids === null ? r + 1 : ids[r]!;
     if (e === 0) continue;
-    const listed = c.valuesOf[codes[r * width + c.collectionSlot]!]!;
+    const code = codes[r * width + c.collectionSlot]!;
+    if (e !== prevE || code !== prevCode) {
+      prevE = e;
+      prevCode = code;
+      counted = false;
+      countedFiltered = false;
+    }
+    if (counted && (countedFiltered || f !== 0)) continue;
+    const listed = c.valuesOf[code]!;
     const vs = listed.length === 0 ? none : listed;
     for (let k = 0; k < vs.length; k++) {
       const x = vs[k]!;
@@ -70,6 +85,39 @@ export function countCollection(t: FacetTable, c: CollectionColumn, pass: PassRe
         flast[x] = e;
         filtered[x]!++;
       }
+    }
+    counted = true;
+    if (f === 0) countedFiltered = true;
+  }
+  return { counts, filtered };
+}
+
+/**
+ * The same counts when every row is its own entity (series): no entity is
+ * counted twice, so rows are tallied per collection once and each
+ * collection's tally added to the values it lists.
+ */
+function rowCounts(t: FacetTable, c: CollectionColumn, pass: PassResult, own: number, none: Int32Array): CollectionCounts {
+  const n = c.values.length + 1;
+  const counts = new Int32Array(n);
+  const filtered = new Int32Array(n);
+  const { fail, which } = pass;
+  const { codes, width, rows } = t;
+  const slot = c.collectionSlot;
+  const tally = new Int32Array(t.slotSizes[slot]!);
+  const ftally = new Int32Array(t.slotSizes[slot]!);
+  for (let r = 0, i = slot; r < rows; r++, i += width) {
+    const f = fail[r]!;
+    if (f > 1 || (f === 1 && which[r] !== own)) continue;
+    tally[codes[i]!]!++;
+    if (f === 0) ftally[codes[i]!]!++;
+  }
+  for (let code = 0; code < tally.length; code++) {
+    if (tally[code] === 0) continue;
+    const listed = c.valuesOf[code]!;
+    for (const x of listed.length === 0 ? none : listed) {
+      counts[x]! += tally[code]!;
+      filtered[x]! += ftally[code]!;
     }
   }
   return { counts, filtered };

@@ -128,6 +128,7 @@ export function countPass(t: FacetTable, clauses: Clause[], slots: number[], mod
   const ids = entity.ids;
   const order = entity.order;
   const nWant = want.length;
+  const wantOffset = Int32Array.from(want, (s) => offsets[s]!);
   const nOwn = ownSlots.length;
   for (let i = 0; i < rows; i++) {
     const r = order === null ? i : order[i]!;
@@ -137,12 +138,16 @@ export function countPass(t: FacetTable, clauses: Clause[], slots: number[], mod
     if (e === 0) continue; // no entity: not counted, as count(DISTINCT) skips NULL
     const base = r * width;
     if (f === 0) {
-      for (let k = 0; k < nWant; k++) {
-        const s = want[k]!;
-        const x = offsets[s]! + codes[base + s]!;
-        if (last[x] !== e) {
-          last[x] = e;
-          counts[x]!++;
+      if (ids === null) {
+        // Every row its own entity (series): nothing to count twice.
+        for (let k = 0; k < nWant; k++) counts[wantOffset[k]! + codes[base + want[k]!]!]!++;
+      } else {
+        for (let k = 0; k < nWant; k++) {
+          const x = wantOffset[k]! + codes[base + want[k]!]!;
+          if (last[x] !== e) {
+            last[x] = e;
+            counts[x]!++;
+          }
         }
       }
       for (let k = 0; k < nOwn; k++) {

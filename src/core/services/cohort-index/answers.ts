@@ -1,0 +1,53 @@
+// Counts the cohort index answered, kept per index by the filter's canonical
+// form: the release never changes while it is open, so an answer stays true,
+// and a filter asked again (an explorer refreshing, a benchmark, an agent
+// retrying) costs a lookup instead of a pass over the rows.
+
+import { LRUCache } from 'lru-cache';
+import type { CohortIndex } from './build.ts';
+import { selectRows, type FiltersApplied } from './evaluate.ts';
+import { totalsOf, type Totals } from './totals.ts';
+
+/** The filter as applied, in a canonical order: attribute names and term values sorted. */
+export function canonical(applied: FiltersApplied): string {
+  const part = (a: Omit<FiltersApplied, 'any_of'>) => [
+    Object.keys(a.terms)
+      .sort()
+      .map((k) => [k, [...a.terms[k]!].sort()]),
+    Object.keys(a.ranges)
+      .sort()
+      .map((k) => [k, a.ranges[k]!.gte ?? null, a.ranges[k]!.lte ?? null]),
+    Object.keys(a.all_terms ?? {})
+      .sort()
+      .map((k) => [k, [...a.all_terms![k]!].sort()]),
+  ];
+  const subs = applied.any_of?.map(part);
+  return JSON.stringify(subs && subs.length > 0 ? [...part(applied), subs] : part(applied));
+}
+
+/** Answers kept per index: a few hundred bytes each. */
+const KEPT = 5000;
+
+interface State {
+  answers: LRUCache<string, Totals>;
+  /** Rows of a scan, reused: the counting below is synchronous, so one buffer serves every request. */
+  scratch: Uint32Array;
+}
+const states = new WeakMap<CohortIndex, State>();
+
+/** The totals of a filter from the index (remembered), or null when the index cannot evaluate it. */
+export function indexTotals(ix: CohortIndex, applied: FiltersApplied): Totals | null {
+  let st = states.get(ix);
+  if (!st) {
+    st = { answers: new LRUCache({ max: KEPT }), scratch: new Uint32Array(ix.rows) };
+    states.set(ix, st);
+  }
+  const key = canonical(applied);
+  const kept = st.answers.get(key);
+  if (kept) return kept;
+  const sel = selectRows(ix, applied, st.scratch);
+  if (sel === null) return null;
+  const totals = sel === 'all' ? ix.all : totalsOf(ix, sel.rows, sel.n);
+  st.answers.set(key, totals);
+  return totals;
+}
