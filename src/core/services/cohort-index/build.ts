@@ -193,8 +193,7 @@ export const indexOrigin = (ctx: AppContext): IndexOrigin | undefined => origins
 const fileOf = (ctx: AppContext) => indexFileOf(ctx.engine.options.path);
 
 /** The index from its file, else built from the engine and then written to the file (in the background). */
-async function loadOrBuild(ctx: AppContext, loading: Promise<LoadResult>): Promise<CohortIndex> {
-  const key = indexKey(ctx.dataset.identity);
+async function loadOrBuild(ctx: AppContext, key: string, loading: Promise<LoadResult>): Promise<CohortIndex> {
   const r = await loading;
   if ('index' in r) {
     origins.set(ctx, { loaded: true, reason: null, saved: null });
@@ -211,9 +210,11 @@ export function cohortIndex(ctx: AppContext): Promise<CohortIndex | null> {
   if (ctx.config.cohortIndex === 'off') return Promise.resolve(null);
   return memo(ctx, 'cohort-index', async () => {
     const file = fileOf(ctx);
+    // Taken before the build reads the database, so a file written from this build names this database.
+    const key = indexKey(ctx.dataset.identity, ctx.engine.options.path);
     const present = existsSync(file);
     const loading: Promise<LoadResult> = present
-      ? readIndexFile(file, indexKey(ctx.dataset.identity), (t) => addCollectionColumns(ctx, t)).catch((e: Error) => ({ reason: `damaged (${e.message})` }))
+      ? readIndexFile(file, key, (t) => addCollectionColumns(ctx, t)).catch((e: Error) => ({ reason: `damaged (${e.message})` }))
       : Promise.resolve({ reason: 'absent' });
     // The file holds the facet table too: facets wait for it rather than scan the engine for the same arrays.
     if (present) {
@@ -223,7 +224,7 @@ export function cohortIndex(ctx: AppContext): Promise<CohortIndex | null> {
       }).catch(() => {});
     }
     reading.set(ctx, loading);
-    const ix = await loadOrBuild(ctx, loading);
+    const ix = await loadOrBuild(ctx, key, loading);
     ready.set(ctx, ix);
     return ix;
   });

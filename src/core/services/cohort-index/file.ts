@@ -9,7 +9,7 @@
 // match is damaged; neither is ever served (the index is built again).
 
 import { createHash } from 'node:crypto';
-import { constants, existsSync } from 'node:fs';
+import { constants, existsSync, statSync } from 'node:fs';
 import { access, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -84,10 +84,17 @@ interface Header {
 /** The file of a database's cohort index. */
 export const indexFileOf = (db: string) => `${db}.cohort-index`;
 
-/** The key a file must carry to be used with this database (its content identity) and this build of IDQS. */
-export function indexKey(identity: string): string {
+/**
+ * The key a file must carry to be used with this database: its content
+ * identity, this format and registry, and the database file itself (inode,
+ * size, modification time: the index holds the engine's row ids, which a
+ * rebuild of the same data need not keep; a server opens it read-only, so
+ * these do not change while it is in use).
+ */
+export function indexKey(identity: string, db: string): string {
   const registry = JSON.stringify(ATTRIBUTES.map((a) => [a.name, a.kind, a.categorical, a.date ?? false, a.collection?.column ?? null]));
-  return createHash('sha256').update(`idqs-cohort-index-${FORMAT}\n${identity}\n${registry}\n`).digest('hex').slice(0, 32);
+  const st = statSync(db);
+  return createHash('sha256').update(`idqs-cohort-index-${FORMAT}\n${identity}\n${registry}\n${st.ino} ${st.size} ${st.mtimeMs}\n`).digest('hex').slice(0, 32);
 }
 
 const kindOf = (a: Typed): ArrayKind =>
