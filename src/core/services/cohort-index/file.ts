@@ -9,7 +9,8 @@
 // match is damaged; neither is ever served (the index is built again).
 
 import { createHash } from 'node:crypto';
-import { constants, existsSync, statSync } from 'node:fs';
+import fs, { constants, existsSync, statSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { access, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -26,7 +27,7 @@ import type { Totals } from './totals.ts';
  * cohort-index/build.ts, identifiers.ts) or this layout does: older files then
  * no longer match and are rebuilt.
  */
-const FORMAT = 1;
+const FORMAT = 2;
 const MAGIC = Buffer.from('IDQSCIX\n', 'latin1');
 const PREFIX = 16;
 const READ_PIECE = 8 << 20;
@@ -61,6 +62,8 @@ type IndexEntry =
 interface Header {
   key: string;
   bytes: number;
+  /** Where the lazy arrays begin (read on first use, not at load). */
+  lazyFrom: number;
   rows: number;
   width: number;
   slotSizes: number[];
@@ -100,37 +103,52 @@ export function indexKey(identity: string, db: string): string {
 const kindOf = (a: Typed): ArrayKind =>
   a instanceof Uint8Array ? 'u8' : a instanceof Uint16Array ? 'u16' : a instanceof Uint32Array ? 'u32' : a instanceof Int32Array ? 'i32' : 'f64';
 
-/** Lays the arrays out (each once, however often the index refers to it); offsets are relative until `shift`. */
+/**
+ * Lays the arrays out, each once however often the index refers to it: those
+ * read at load first, then the lazy ones (read from the file on first use).
+ */
 class Layout {
-  readonly arrays: Typed[] = [];
+  private readonly eager: Typed[] = [];
+  private readonly lazy: Typed[] = [];
   private readonly refs = new Map<Typed, Ref>();
-  private at = 0;
+  lazyFrom = 0;
+  size = 0;
 
-  put(a: Typed): Ref {
+  put(a: Typed, lazy = false): Ref {
     const known = this.refs.get(a);
     if (known) return known;
-    const ref: Ref = { t: kindOf(a), o: this.at, n: a.length };
-    this.at += Math.ceil(a.byteLength / 8) * 8;
+    const ref: Ref = { t: kindOf(a), o: 0, n: a.length };
     this.refs.set(a, ref);
-    this.arrays.push(a);
+    (lazy ? this.lazy : this.eager).push(a);
     return ref;
   }
 
+  /** An identifier dictionary: lazy, since most filters never name one (SeriesInstanceUID's is a third of the file). */
   dict(d: SortedStrings): DictRef {
-    return { bytes: this.put(new Uint8Array(d.bytes.buffer, d.bytes.byteOffset, d.bytes.byteLength)), offsets: this.put(d.offsets), targets: this.put(d.targets) };
+    return { bytes: this.put(new Uint8Array(d.bytes.buffer, d.bytes.byteOffset, d.bytes.byteLength), true), offsets: this.put(d.offsets, true), targets: this.put(d.targets, true) };
   }
 
-  /** Places the arrays after the header. */
-  shift(by: number): void {
-    for (const r of this.refs.values()) r.o += by;
+  get arrays(): Typed[] {
+    return [...this.eager, ...this.lazy];
   }
 
-  get size(): number {
-    return this.at;
+  /** Places the arrays from `start` (after the header), 8-byte aligned. */
+  place(start: number): void {
+    let at = start;
+    for (const a of this.eager) {
+      this.refs.get(a)!.o = at;
+      at += Math.ceil(a.byteLength / 8) * 8;
+    }
+    this.lazyFrom = at;
+    for (const a of this.lazy) {
+      this.refs.get(a)!.o = at;
+      at += Math.ceil(a.byteLength / 8) * 8;
+    }
+    this.size = at;
   }
 }
 
-function headerOf(ix: CohortIndex, key: string, layout: Layout): Omit<Header, 'bytes'> {
+function headerOf(ix: CohortIndex, key: string, layout: Layout): Omit<Header, 'bytes' | 'lazyFrom'> {
   const t = ix.table;
   const facet: FacetEntry[] = [];
   for (const [name, c] of t.columns) {
@@ -178,9 +196,9 @@ async function writeFileOf(ix: CohortIndex, key: string, path: string, assertOwn
   const layout = new Layout();
   const head = headerOf(ix, key, layout);
   // The header holds the arrays' offsets, which depend on its length: leave room for their digits (at most 16 per array).
-  const start = Math.ceil((PREFIX + Buffer.byteLength(JSON.stringify({ ...head, bytes: 0 })) + 16 * layout.arrays.length + 32) / 8) * 8;
-  layout.shift(start);
-  const json = JSON.stringify({ ...head, bytes: start + layout.size });
+  const start = Math.ceil((PREFIX + Buffer.byteLength(JSON.stringify({ ...head, bytes: 0, lazyFrom: 0 })) + 16 * layout.arrays.length + 64) / 8) * 8;
+  layout.place(start);
+  const json = JSON.stringify({ ...head, bytes: layout.size, lazyFrom: layout.lazyFrom });
   if (PREFIX + Buffer.byteLength(json) > start) throw new Error('cohort index file: the header outgrew its room');
   const tmp = `${path}.partial-${process.pid}`;
   const fh = await open(tmp, 'w');
@@ -225,38 +243,57 @@ async function writeFileOf(ix: CohortIndex, key: string, path: string, assertOwn
   }
 }
 
-/** Why a file is not used (absent, stale, damaged), or its header. */
-async function readHeader(path: string): Promise<{ header: Header; buf: ArrayBuffer } | { reason: string }> {
+const readAt = promisify(fs.read);
+
+/** Closes the descriptor a loaded index keeps for its lazy arrays once the index is gone. */
+const descriptors = new FinalizationRegistry<number>((fd) => fs.close(fd, () => {}));
+
+/**
+ * Why a file is not used (absent, stale, damaged), or its header, the bytes
+ * before its lazy arrays, and an open descriptor to read those from later.
+ * Every byte is checksummed, the lazy ones through a small buffer.
+ */
+async function readHeader(path: string): Promise<{ header: Header; buf: ArrayBuffer; fd: number } | { reason: string }> {
   if (!existsSync(path)) return { reason: 'absent' };
-  const fh = await open(path, 'r');
+  const fd = fs.openSync(path, 'r');
+  let keep = false;
   try {
-    const { size } = await fh.stat();
+    const { size } = fs.fstatSync(fd);
     if (size < PREFIX) return { reason: 'damaged (too short)' };
-    const buf = new ArrayBuffer(size);
-    const b = Buffer.from(buf);
-    // The checksum of each piece is taken while the next one is read.
-    let crc = 0;
-    let summed = PREFIX;
-    for (let at = 0; at < size; ) {
-      const reading = fh.read(b, at, Math.min(size - at, READ_PIECE), at);
-      if (summed < at) crc = crc32(b.subarray(summed, at), crc);
-      summed = Math.max(summed, at);
-      const { bytesRead } = await reading;
-      if (bytesRead === 0) return { reason: 'damaged (shorter than it says)' };
-      at += bytesRead;
-    }
-    crc = crc32(b.subarray(summed), crc);
-    if (!b.subarray(0, 8).equals(MAGIC)) return { reason: 'damaged (not a cohort index file)' };
-    const length = b.readUInt32LE(8);
+    const prefix = Buffer.alloc(PREFIX);
+    await readAt(fd, prefix, 0, PREFIX, 0);
+    if (!prefix.subarray(0, 8).equals(MAGIC)) return { reason: 'damaged (not a cohort index file)' };
+    const length = prefix.readUInt32LE(8);
     if (PREFIX + length > size) return { reason: 'damaged (header past the end)' };
-    if (crc !== b.readUInt32LE(12)) return { reason: 'damaged (checksum mismatch)' };
-    const header = JSON.parse(b.toString('utf8', PREFIX, PREFIX + length)) as Header;
+    const text = Buffer.alloc(length);
+    await readAt(fd, text, 0, length, PREFIX);
+    const header = JSON.parse(text.toString('utf8')) as Header;
     if (header.bytes !== size) return { reason: 'damaged (length mismatch)' };
-    return { header, buf };
+    if (!(header.lazyFrom >= PREFIX + length && header.lazyFrom <= size)) return { reason: 'damaged (bad layout)' };
+    const buf = new ArrayBuffer(header.lazyFrom);
+    const b = Buffer.from(buf);
+    const scratch = [Buffer.allocUnsafe(READ_PIECE), Buffer.allocUnsafe(READ_PIECE)];
+    // Each piece is checksummed while the next one is read; pieces past lazyFrom go through the scratch buffers.
+    let crc = 0;
+    let pending: Buffer | null = null;
+    for (let at = 0, k = 0; at < size; k++) {
+      const n = Math.min(size - at, READ_PIECE, at < header.lazyFrom ? header.lazyFrom - at : Infinity);
+      const into = at < header.lazyFrom ? b.subarray(at, at + n) : scratch[k % 2]!.subarray(0, n);
+      const reading = readAt(fd, into, 0, n, at);
+      if (pending) crc = crc32(pending, crc);
+      const { bytesRead } = await reading;
+      if (bytesRead !== n) return { reason: 'damaged (shorter than it says)' };
+      pending = at === 0 ? into.subarray(PREFIX) : into;
+      at += n;
+    }
+    if (pending) crc = crc32(pending, crc);
+    if (crc !== prefix.readUInt32LE(12)) return { reason: 'damaged (checksum mismatch)' };
+    keep = true;
+    return { header, buf, fd };
   } catch (e) {
     return { reason: `damaged (${(e as Error).message})` };
   } finally {
-    await fh.close();
+    if (!keep) fs.closeSync(fd);
   }
 }
 
@@ -289,19 +326,54 @@ export type LoadResult = { index: CohortIndex } | { reason: string };
 export async function readIndexFile(path: string, key: string, collections: (t: FacetTable) => Promise<void>): Promise<LoadResult> {
   const r = await readHeader(path);
   if ('reason' in r) return r;
-  const { header: h, buf } = r;
-  if (h.key !== key) return { reason: 'stale (written for another database or version)' };
-  const view = (ref: Ref): Typed => new ARRAYS[ref.t](buf, ref.o, ref.n);
-  const as = <T extends Typed>(ref: Ref, type: new (...a: never[]) => T): T => {
-    const v = view(ref);
+  const { header: h, buf, fd } = r;
+  if (h.key !== key) {
+    fs.closeSync(fd);
+    return { reason: 'stale (written for another database or version)' };
+  }
+  const view = (ref: Ref): Typed => {
+    if (ref.o + ref.n * ARRAYS[ref.t].BYTES_PER_ELEMENT > h.lazyFrom) throw new Error('an array past the loaded part');
+    return new ARRAYS[ref.t](buf, ref.o, ref.n);
+  };
+  const as = <T extends Typed>(ref: Ref, type: new (...a: never[]) => T, v: Typed = view(ref)): T => {
     if (!(v instanceof type)) throw new Error(`cohort index file: an array of type ${ref.t} where another was expected`);
     return v;
   };
-  const dict = (d: DictRef): SortedStrings => ({
-    bytes: Buffer.from(buf, d.bytes.o, d.bytes.n),
-    offsets: as(d.offsets, Uint32Array),
-    targets: as(d.targets, Int32Array),
-  });
+  // One holder of the descriptor for all lazy arrays: it is closed once none of them can be read any more.
+  const source = { fd };
+  /** A lazy array, read from the file (checksummed at load; the descriptor keeps that very file) on first use. */
+  const later = (ref: Ref): Typed => {
+    if (ref.o < h.lazyFrom || ref.o + ref.n * ARRAYS[ref.t].BYTES_PER_ELEMENT > h.bytes) throw new Error('a lazy array outside the lazy part');
+    const a = new ARRAYS[ref.t](ref.n);
+    const bytes = new Uint8Array(a.buffer);
+    for (let at = 0; at < bytes.length; ) {
+      const n = fs.readSync(source.fd, bytes, at, bytes.length - at, ref.o + at);
+      if (n === 0) throw new Error(`cohort index file ${path}: shorter than when it was loaded`);
+      at += n;
+    }
+    return a;
+  };
+  const dict = (d: DictRef): SortedStrings => {
+    let held: SortedStrings | null = null;
+    const load = () =>
+      (held ??= {
+        bytes: Buffer.from(as(d.bytes, Uint8Array, later(d.bytes)).buffer),
+        offsets: as(d.offsets, Uint32Array, later(d.offsets)),
+        targets: as(d.targets, Int32Array, later(d.targets)),
+      });
+    const lazy = {
+      get bytes() {
+        return load().bytes;
+      },
+      get offsets() {
+        return load().offsets;
+      },
+      get targets() {
+        return load().targets;
+      },
+    };
+    return lazy;
+  };
   try {
     const columns = new Map<string, FacetColumn>();
     for (const e of h.facet) {
@@ -371,8 +443,11 @@ export async function readIndexFile(path: string, key: string, collections: (t: 
       adjacent: h.adjacent,
       all: h.all,
     };
+    if (h.columns.some((c) => c.kind === 'rows' || (c.kind === 'coded' && c.dict))) descriptors.register(source, fd);
+    else fs.closeSync(fd);
     return { index };
   } catch (e) {
+    fs.closeSync(fd);
     return { reason: `damaged (${(e as Error).message})` };
   }
 }
@@ -389,10 +464,16 @@ export async function saveIndexFile(ix: CohortIndex, path: string, key: string):
   } catch {
     return `the folder of ${path} is not writable`;
   }
-  if ((await keyOf(path)) === key && 'header' in (await readHeader(path))) return 'present';
+  const present = async () => {
+    if ((await keyOf(path)) !== key) return false;
+    const r = await readHeader(path);
+    if ('fd' in r) fs.closeSync(r.fd);
+    return 'header' in r;
+  };
+  if (await present()) return 'present';
   return withCacheLock(path, 'writing the cohort index', async (held) => {
     removeDeadLeftovers(path, '.partial-');
-    if ((await keyOf(path)) === key && 'header' in (await readHeader(path))) return 'present';
+    if (await present()) return 'present';
     await writeFileOf(ix, key, path, held.assertOwned);
     return 'written';
   });
