@@ -4,12 +4,14 @@
 // (evaluate.ts) instead of by a scan in the engine. It extends the facet table
 // (facets/table.ts, the codes and numbers), adding column-major codes for fast
 // clause scans, the identifier dictionaries, the manifest order and the
-// whole release's totals. Built once per opened database, in the background
-// at start-up; IDQS_COHORT_INDEX=off leaves every answer to SQL.
+// whole release's totals. Read from its file beside the database (file.ts,
+// written when the database is built) before the server listens; without a
+// usable file, built in the background at start-up and the file written.
+// IDQS_COHORT_INDEX=off leaves every answer to SQL.
 
+import { existsSync } from 'node:fs';
 import { memo, type AppContext } from '../../context.ts';
 import { ATTRIBUTES } from '../../registry/attributes.ts';
-import { existsSync } from 'node:fs';
 import { addCollectionColumns, facetTable, loadFacetTable, type FacetTable, type RangeColumn, type TermColumn } from '../facets/table.ts';
 import { indexFileOf, indexKey, readIndexFile, saveIndexFile, type LoadResult } from './file.ts';
 import { MANIFEST_ORDER } from '../manifest.ts';
