@@ -99,6 +99,20 @@ async function ensureReleaseDb(cfg: Config, o: ReleaseFlags & { tables?: string;
   }
 }
 
+/** The cohort index's file beside a built database, so a server's first start loads it (said on stderr). */
+async function writeIndexFile(cfg: Config, db: string): Promise<void> {
+  const { prepareIndexFile } = await import('../core/services/cohort-index/prepare.ts');
+  process.stderr.write('cohort index: preparing its file…\n');
+  const r = await prepareIndexFile(cfg, db);
+  if (!r) return;
+  const size = `${r.mb.toFixed(0)} MB`;
+  process.stderr.write(
+    r.outcome === 'written' ? `cohort index: wrote ${r.file} (${size}, ${r.seconds.toFixed(1)} s)\n`
+    : r.outcome === 'present' ? `cohort index: ${r.file} is up to date (${size})\n`
+    : `warning: cohort index file not written (${r.outcome}); servers build the index at each start instead\n`,
+  );
+}
+
 /** --tables; unset = all the source has (the wheel: the core tables, without a warning). */
 function parseTables(v: string | undefined): 'all' | 'core' | string[] | undefined {
   if (v === undefined) return undefined;
@@ -395,6 +409,7 @@ already in the cache is reused without the network. Examples:
       reporter.stop();
       process.stdout.write(JSON.stringify({ db: r.db, fetch: r.fetch, build: r.build }, null, 2) + '\n');
       for (const w of r.build.warnings) process.stderr.write(`warning: ${w}\n`);
+      await writeIndexFile(cfg, r.db);
       process.stderr.write(`release ${r.build.release} (${r.build.index_version}) ready: serve it with "idqs serve --db ${r.db}"\n`);
     } finally {
       reporter.stop();
@@ -424,6 +439,7 @@ data
     const opened = await openRelease(resolve(o.from), { cacheDir: loadConfig().cacheDir });
     const r = await build({ from: opened.folder, db: resolve(o.db), force: o.force, versionHint: opened.index_version, onProgress: progressReporter('build') });
     for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
+    await writeIndexFile(loadConfig(), resolve(o.db));
     process.stdout.write(JSON.stringify(r, null, 2) + '\n');
     if (!r.rebuilt) process.stderr.write('database is up to date with the dataset; nothing to do (use --force to rebuild)\n');
   });

@@ -61,9 +61,13 @@ export function wantsStream(body: string, accept: string | undefined): boolean {
   }
 }
 
+const WARM_TOOLS_MS = 2000;
+
 export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promise<void> {
   const ctx = app.ctx;
-  toolsetFor(ctx); // compile the tool schemas now, not on the first request
+  // The tool schemas compile once the server listens and has had a moment: not on the path to the first answer, and
+  // (unless an agent calls first, which then compiles them) not on the first tool call either.
+  app.addHook('onListen', () => void setTimeout(() => toolsetFor(ctx), WARM_TOOLS_MS).unref());
   // The transport checks the content type and parses the body itself, answering JSON-RPC errors.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));

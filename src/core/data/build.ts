@@ -16,6 +16,7 @@ import { lit } from './sql.ts';
 import { pivotSelect } from '../registry/v2.ts';
 import { sha256File } from '../release/open.ts';
 import { removeDeadLeftovers, withCacheLock, type HeldLock } from '../cache-lock.ts';
+import { indexFileOf } from '../services/cohort-index/file.ts';
 
 /** Bump when the layout of the built database changes, to force rebuilds. */
 export const BUILD_REVISION = 8;
@@ -330,6 +331,8 @@ async function buildLocked(opts: BuildOptions, identity: string, report: BuildRe
     throw e;
   }
   await rm(`${opts.db}.identity`, { force: true });
+  // The cohort index of the database being replaced holds its row ids: never to be used with the new one.
+  await rm(indexFileOf(opts.db), { force: true });
   await rename(tmp, opts.db);
   await writeFile(`${opts.db}.identity`, `${identity}\n`);
   await rm(`${tmp}.wal`, { force: true });

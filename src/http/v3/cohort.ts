@@ -6,7 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FilterObject } from '../../core/filters/v3.ts';
 import { cohortCounts, cohortManifest } from '../../core/services/cohort.ts';
-import { warmCohortIndex } from '../../core/services/cohort-index/build.ts';
+import { startCohortIndex } from '../../core/services/cohort-index/build.ts';
 import { cohortLicenses } from '../../core/services/licenses.ts';
 import { MANIFEST_ORDER, manifestText } from '../../core/services/manifest.ts';
 import { lookupSeries } from '../../core/services/series.ts';
@@ -114,8 +114,10 @@ function headerJson(v: unknown): string {
 }
 
 export async function cohortRoutes(app: FastifyInstance): Promise<void> {
-  // The cohort index builds in the background; counts are answered by SQL until it is ready.
-  app.addHook('onReady', async () => warmCohortIndex(app.ctx));
+  // The cohort index is read from its file (started now, while the routes compile) and awaited before
+  // listening; without a file it is built in the background (counts by SQL until it is ready).
+  const starting = startCohortIndex(app.ctx);
+  app.addHook('onReady', () => starting);
   const ctx = app.ctx;
   const limits = restLimits(ctx.config);
   const { default: pageSize, cap: maxPageSize } = limits.pageSize;

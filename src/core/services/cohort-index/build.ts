@@ -4,12 +4,16 @@
 // (evaluate.ts) instead of by a scan in the engine. It extends the facet table
 // (facets/table.ts, the codes and numbers), adding column-major codes for fast
 // clause scans, the identifier dictionaries, the manifest order and the
-// whole release's totals. Built once per opened database, in the background
-// at start-up; IDQS_COHORT_INDEX=off leaves every answer to SQL.
+// whole release's totals. Read from its file beside the database (file.ts,
+// written when the database is built) before the server listens; without a
+// usable file, built in the background at start-up and the file written.
+// IDQS_COHORT_INDEX=off leaves every answer to SQL.
 
+import { existsSync } from 'node:fs';
 import { memo, releaseContext, type AppContext } from '../../context.ts';
 import { ATTRIBUTES } from '../../registry/attributes.ts';
-import { facetTable, type FacetTable, type RangeColumn, type TermColumn } from '../facets/table.ts';
+import { addCollectionColumns, facetTable, loadFacetTable, type FacetTable, type RangeColumn, type TermColumn } from '../facets/table.ts';
+import { indexFileOf, indexKey, readIndexFile, saveIndexFile, type LoadResult } from './file.ts';
 import { MANIFEST_ORDER } from '../manifest.ts';
 import { BUILD_QUERY_MS, entityDictionary, findString, rowDictionary, type SortedStrings } from './identifiers.ts';
 import { totalsOf, type Totals } from './totals.ts';
@@ -24,6 +28,8 @@ export interface CodedColumn {
   codeOf: (value: string) => number | undefined;
   /** The value of each code 1.. (values[code - 1]); null for identifiers. */
   values: string[] | null;
+  /** An identifier's dictionary (codeOf searches it); kept to write the index to its file. */
+  dict?: SortedStrings;
 }
 
 /** A range attribute: numbers, or for strings (dates) ranks into `column.sorted`. */
@@ -82,6 +88,7 @@ function entityColumn(ids: Int32Array, dict: SortedStrings, find: (d: SortedStri
     kind: 'coded',
     codes: ids,
     values: null,
+    dict,
     frequency: frequencies(ids, max + 1),
     codeOf: (v) => {
       const i = find(dict, v);
@@ -172,14 +179,71 @@ async function buildIndex(ctx: AppContext): Promise<CohortIndex> {
 
 const ready = new WeakMap<AppContext, CohortIndex>();
 
-/** The cohort index of the opened release (built on first call), or null when the configuration turns it off. */
+/** How the index of an opened database came to be: loaded from its file, or built (and why the file was not used). */
+export interface IndexOrigin {
+  loaded: boolean;
+  /** Why the file was not used (absent, stale, damaged); null when loaded. */
+  reason: string | null;
+  /** What became of writing the file after a build: written, present, or why not; a promise while it runs. */
+  saved: Promise<string> | null;
+}
+const origins = new WeakMap<AppContext, IndexOrigin>();
+
+/** How the index came to be (undefined before the first call of cohortIndex). */
+export const indexOrigin = (ctx: AppContext): IndexOrigin | undefined => origins.get(releaseContext(ctx));
+
+const fileOf = (ctx: AppContext) => indexFileOf(ctx.engine.options.path);
+
+/** The index from its file, else built from the engine and then written to the file (in the background). */
+async function loadOrBuild(ctx: AppContext, key: string, loading: Promise<LoadResult>): Promise<CohortIndex> {
+  const r = await loading;
+  if ('index' in r) {
+    origins.set(releaseContext(ctx), { loaded: true, reason: null, saved: null });
+    return r.index;
+  }
+  const ix = await buildIndex(ctx);
+  const saved = saveIndexFile(ix, fileOf(ctx), key).catch((e: Error) => `not written: ${e.message}`);
+  origins.set(releaseContext(ctx), { loaded: false, reason: r.reason, saved });
+  return ix;
+}
+
+/** The cohort index of the opened release (loaded or built on first call), or null when the configuration turns it off. */
 export function cohortIndex(ctx: AppContext): Promise<CohortIndex | null> {
   if (ctx.config.cohortIndex === 'off') return Promise.resolve(null);
   return memo(ctx, 'cohort-index', async () => {
-    const ix = await buildIndex(ctx);
+    const file = fileOf(ctx);
+    // Taken before the build reads the database, so a file written from this build names this database.
+    const key = indexKey(ctx.dataset.identity, ctx.engine.options.path);
+    const present = existsSync(file);
+    const loading: Promise<LoadResult> = present
+      ? readIndexFile(file, key, (t) => addCollectionColumns(ctx, t)).catch((e: Error) => ({ reason: `damaged (${e.message})` }))
+      : Promise.resolve({ reason: 'absent' });
+    // The file holds the facet table too: facets wait for it rather than scan the engine for the same arrays.
+    if (present) {
+      facetTable(ctx, async () => {
+        const r = await loading;
+        return 'index' in r ? r.index.table : loadFacetTable(ctx);
+      }).catch(() => {});
+    }
+    reading.set(releaseContext(ctx), loading);
+    const ix = await loadOrBuild(ctx, key, loading);
     ready.set(releaseContext(ctx), ix);
     return ix;
   });
+}
+
+const reading = new WeakMap<AppContext, Promise<LoadResult>>();
+
+/**
+ * At start-up: waits for the index when its file is there (a read of the file,
+ * well under a second even for the full corpus, so the first count is answered
+ * from memory); else starts building it in the background and returns at once.
+ */
+export async function startCohortIndex(ctx: AppContext): Promise<void> {
+  warmCohortIndex(ctx);
+  const loading = reading.get(releaseContext(ctx));
+  if (!loading || !('index' in (await loading))) return;
+  await cohortIndex(ctx).catch(() => {});
 }
 
 /**

@@ -5,6 +5,8 @@
 // group costs about 100 ms per attribute at full scale, which is why this
 // exists. About 90 bytes per series: ~80 MB for the full corpus.
 
+import { existsSync } from 'node:fs';
+import { indexFileOf } from '../cohort-index/file.ts';
 import { collectionValues, hasCollectionColumn, type CollectionValues } from '../../filters/collection-values.ts';
 import { memo, type AppContext } from '../../context.ts';
 import { ATTRIBUTES, type AttributeDef } from '../../registry/attributes.ts';
@@ -256,15 +258,8 @@ export async function loadFacetTable(ctx: AppContext): Promise<FacetTable> {
     }),
   );
 
-  const byCollection = columns.get('collection_id');
-  if (byCollection?.kind === 'term') {
-    for (const def of ATTRIBUTES) {
-      if (def.collection && hasCollectionColumn(ctx, def)) columns.set(def.name, collectionColumn(def, byCollection, await collectionValues(ctx, def)));
-    }
-  }
-
   const maxOf = (a: Int32Array) => a.reduce((m, x) => (x > m ? x : m), 0);
-  return {
+  const table: FacetTable = {
     rows,
     width,
     codes,
@@ -277,6 +272,17 @@ export async function loadFacetTable(ctx: AppContext): Promise<FacetTable> {
     },
     positionOf,
   };
+  await addCollectionColumns(ctx, table);
+  return table;
+}
+
+/** The collection-level attributes, read through the codes of collection_id (from collections_index, a small table). */
+export async function addCollectionColumns(ctx: AppContext, t: FacetTable): Promise<void> {
+  const byCollection = t.columns.get('collection_id');
+  if (byCollection?.kind !== 'term') return;
+  for (const def of ATTRIBUTES) {
+    if (def.collection && hasCollectionColumn(ctx, def)) t.columns.set(def.name, collectionColumn(def, byCollection, await collectionValues(ctx, def)));
+  }
 }
 
 function collectionColumn(def: AttributeDef, byCollection: TermColumn, cv: CollectionValues): CollectionColumn {
@@ -291,12 +297,14 @@ async function distinctStrings(ctx: AppContext, col: string): Promise<string[]> 
   return rows.map((r) => String(r.v));
 }
 
-/** The facet table of an opened database, loaded once (start it early with warmFacets). */
-export function facetTable(ctx: AppContext): Promise<FacetTable> {
-  return memo(ctx, 'facet-table', () => loadFacetTable(ctx));
+/** The facet table of an opened database, loaded once (start it early with warmFacets); `load`: how, when this is the first call. */
+export function facetTable(ctx: AppContext, load = () => loadFacetTable(ctx)): Promise<FacetTable> {
+  return memo(ctx, 'facet-table', load);
 }
 
 /** Start loading the facet table in the background (a failure is reported by the first request). */
 export function warmFacets(ctx: AppContext): void {
+  // The cohort index's file holds this table: its loading (started at the same time) provides it, without a scan.
+  if (ctx.config.cohortIndex !== 'off' && existsSync(indexFileOf(ctx.engine.options.path))) return;
   facetTable(ctx).catch(() => {});
 }
