@@ -21,8 +21,8 @@ export type Filters = FilterBody;
 
 export class ServiceUnreachable extends Error {}
 
-/** Lines of a saved manifest sent per resolve request (below the service's default limit). */
-const RESOLVE_CHUNK = 20_000;
+/** Lines of a saved manifest read, resolved and planned at once (below the service's default limit): what bounds the downloader's memory. */
+export const RESOLVE_CHUNK = 10_000;
 
 /** Series asked per manifest page: the service lowers it to its own ceiling and pages follow the size it applied. */
 const PAGE_SIZE = 5000;
@@ -126,23 +126,11 @@ export class ServiceClient {
   }
 
   /**
-   * What every line of a saved manifest is in the served release, in as many
-   * requests as the text needs; line numbers are those of the whole text.
+   * What each line of one chunk of a saved manifest is in the served release
+   * (line numbers from 1 within the chunk). The downloader streams a manifest
+   * in chunks of at most RESOLVE_CHUNK lines.
    */
-  async resolve(text: string): Promise<ResolveWire> {
-    const lines = text.split(/\r?\n/);
-    if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-    let out: ResolveWire | undefined;
-    for (let i = 0; i < lines.length || out === undefined; i += RESOLVE_CHUNK) {
-      const r = await this.post<ResolveWire>(SURFACES.resolve_series.rest.path, { text: lines.slice(i, i + RESOLVE_CHUNK).join('\n') });
-      for (const l of r.lines) l.line += i;
-      if (!out) out = r;
-      else {
-        out.lines.push(...r.lines);
-        for (const k of Object.keys(out.totals) as (keyof ResolveWire['totals'])[]) out.totals[k] += r.totals[k];
-      }
-      if (lines.length === 0) break;
-    }
-    return out;
+  async resolveLines(lines: string[]): Promise<ResolveWire> {
+    return this.post<ResolveWire>(SURFACES.resolve_series.rest.path, { text: lines.join('\n') });
   }
 }
