@@ -83,12 +83,13 @@ export class ManifestStream {
     private readonly api: ServiceClient,
     private readonly layout: Layout,
     private readonly out: string,
+    private readonly chunk = RESOLVE_CHUNK,
   ) {}
 
   /** Refuse a manifest holding lines that are neither identifiers nor URLs, naming them (read once, line by line). */
   async check(): Promise<void> {
     const bad = new InvalidLines(this.file);
-    for await (const c of lineChunks(this.file)) c.lines.forEach((l, i) => bad.add(l, c.first + i));
+    for await (const c of lineChunks(this.file, this.chunk)) c.lines.forEach((l, i) => bad.add(l, c.first + i));
     if (bad.count > 0) {
       throw new ManifestError(
         `${bad.count} line(s) are not identifiers or URLs; fix or remove them:\n  ${bad.shown.join('\n  ')}${bad.count > bad.shown.length ? `\n  … and ${bad.count - bad.shown.length} more` : ''}`,
@@ -118,7 +119,7 @@ export class ManifestStream {
     let unknownAsWritten = 0;
     let stores: ManifestTotals['stores'] = null;
     let read = 0;
-    for await (const c of lineChunks(this.file)) {
+    for await (const c of lineChunks(this.file, this.chunk)) {
       if (this.online) {
         let r: ResolveWire;
         try {
@@ -147,7 +148,7 @@ export class ManifestStream {
       }
       if (!this.online) series += this.offlineTargets(c, seen).length;
       read += c.lines.length;
-      if (read % (RESOLVE_CHUNK * 10) === 0) rep.info(`read ${read} lines of ${this.file}…`);
+      if (read % 100_000 < c.lines.length) rep.info(`read ${read} lines of ${this.file}…`);
     }
     if (this.online && this.idcVersion !== null) reportSavedTotals(this.idcVersion, sums, unknownAsWritten, unresolved, this.file, this.asSaved, rep);
     return {
@@ -174,7 +175,7 @@ export class ManifestStream {
   /** The download pass: the targets again, chunk by chunk, in the manifest's order (lines were reported by the first pass). */
   async *targets(): AsyncGenerator<SeriesTarget[]> {
     const seen = new Set<string>();
-    for await (const c of lineChunks(this.file)) {
+    for await (const c of lineChunks(this.file, this.chunk)) {
       if (!this.online) {
         yield this.offlineTargets(c, seen);
         continue;

@@ -42,6 +42,8 @@ export interface DownloadOptions {
   retries: number;
   retryBaseMs: number;
   listPageSize?: number;
+  /** Lines of a manifest read and resolved at once (RESOLVE_CHUNK unless a test makes it small). */
+  resolveChunk?: number;
   /** Verify MD5 against single-part ETags. */
   checksum: boolean;
   /** May a question be asked on the terminal? */
@@ -131,7 +133,7 @@ async function resolveCohort(o: DownloadOptions, api: ServiceClient, rep: Report
 
 async function resolveManifest(o: DownloadOptions, layout: Layout, api: ServiceClient, rep: Reporter): Promise<Resolved> {
   // The service says what each line is in its release; without it, the URLs are downloaded as written.
-  const m = new ManifestStream(o.manifest!, o.source, o.asSaved ?? false, api, layout, o.out);
+  const m = new ManifestStream(o.manifest!, o.source, o.asSaved ?? false, api, layout, o.out, o.resolveChunk);
   try {
     const t = await m.totals(rep);
     return { ...t, chunks: () => m.targets() };
