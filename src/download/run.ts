@@ -116,19 +116,22 @@ async function resolveCohort(o: DownloadOptions, api: ServiceClient, rep: Report
   const [cohort, licenses] = await Promise.all([api.cohort(filters), api.licenses(filters)]);
   for (const w of cohort.warnings) rep.warn(`the API says: ${w}`);
   const map = cohort.stores[o.source].bucket_map;
-  const targets: SeriesTarget[] = [];
-  for (const r of cohort.series) {
-    if (!r.aws_bucket || !r.crdc_series_uuid) {
-      rep.warn(`series ${r.SeriesInstanceUID} has no object-store location in the index; skipped`);
-      continue;
-    }
-    const bucket = map[r.aws_bucket] ?? r.aws_bucket;
-    targets.push({ url: `s3://${bucket}/${r.crdc_series_uuid}/*`, bucket, prefix: `${r.crdc_series_uuid}/`, vars: varsOf(r, bucket), license: r.license_short_name, sizeMB: r.series_size_MB });
-  }
+  // Pages are read as the download goes; a series without a location is said when its page comes.
   const chunks = async function* () {
-    for (let i = 0; i < targets.length; i += LIST_CHUNK) yield targets.slice(i, i + LIST_CHUNK);
+    for await (const rows of cohort.pages()) {
+      const targets: SeriesTarget[] = [];
+      for (const r of rows) {
+        if (!r.aws_bucket || !r.crdc_series_uuid) {
+          rep.warn(`series ${r.SeriesInstanceUID} has no object-store location in the index; skipped`);
+          continue;
+        }
+        const bucket = map[r.aws_bucket] ?? r.aws_bucket;
+        targets.push({ url: `s3://${bucket}/${r.crdc_series_uuid}/*`, bucket, prefix: `${r.crdc_series_uuid}/`, vars: varsOf(r, bucket), license: r.license_short_name, sizeMB: r.series_size_MB });
+      }
+      yield targets;
+    }
   };
-  return { series: targets.length, chunks, stores: cohort.stores, indexBytes: Math.round(cohort.size_MB * 1e6), licenses };
+  return { series: cohort.total, chunks, stores: cohort.stores, indexBytes: Math.round(cohort.size_MB * 1e6), licenses };
 }
 
 async function resolveManifest(o: DownloadOptions, layout: Layout, api: ServiceClient, rep: Reporter): Promise<Resolved> {
