@@ -4,12 +4,13 @@
 // run as a user runs it (the real CLI, resolving through a real server over
 // the release). The object store is a minimal S3-compatible listing and GET
 // server in this process (one object of --object-bytes per series folder):
-// the point is the downloader's memory, not the store. Runs: a dry run of
-// --lines/10 and of --lines (the whole manifest resolved, planned and every
-// series listed), then a real download of --download series into a temporary
-// folder. Target: the peak RSS does not grow with the manifest's length and
+// the point is the downloader's memory, not the store. Peak RSS is the CLI
+// process's VmHWM (/proc), read until it exits. Runs: a dry run of --small
+// lines (default --lines/10) and of --lines (the whole manifest resolved,
+// planned and every series listed), then a real download of --download
+// series into a temporary folder. Target: the peak RSS does not grow with the manifest's length and
 // stays well under 200 MB at 600,000 lines.
-// Options: -- --lines N --download N --object-bytes B
+// Options: -- --lines N --small N --download N --object-bytes B
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -28,6 +29,8 @@ function arg(name: string, def: string): string {
 }
 const LINES = Number(arg('lines', '600000'));
 const DOWNLOAD = Number(arg('download', '20000'));
+/** The shorter dry run to compare with (0: none). */
+const SMALL = Number(arg('small', String(Math.round(LINES / 10))));
 const OBJECT_BYTES = Number(arg('object-bytes', '1000'));
 
 const tmp = mkdtempSync(join(tmpdir(), 'idqs-bench-dlm-'));
@@ -117,8 +120,7 @@ async function run(name: string, lines: number, file: string, extra: string[]): 
 }
 
 try {
-  const small = Math.round(LINES / 10);
-  await run('dry run', small, await manifest(small), ['--dry-run']);
+  if (SMALL > 0) await run('dry run', SMALL, await manifest(SMALL), ['--dry-run']);
   await run('dry run', LINES, await manifest(LINES), ['--dry-run']);
   if (DOWNLOAD > 0) await run('download', DOWNLOAD, await manifest(DOWNLOAD), ['--jobs', '8']);
 } finally {
