@@ -22,7 +22,7 @@ export type Filters = FilterBody;
 export class ServiceUnreachable extends Error {}
 
 /** Lines of a saved manifest read, resolved and planned at once (below the service's default limit): what bounds the downloader's memory. */
-export const RESOLVE_CHUNK = 10_000;
+export const RESOLVE_CHUNK = 2_000;
 
 /** Series asked per manifest page: the service lowers it to its own ceiling and pages follow the size it applied. */
 const PAGE_SIZE = 5000;
