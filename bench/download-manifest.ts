@@ -117,6 +117,7 @@ async function run(name: string, lines: number, file: string, extra: string[]): 
   if (extra.includes('--dry-run') ? s.files !== lines : s.downloaded !== lines || readdirSync(out).length !== lines) throw new Error(`${name}: ${summary}`);
   rmSync(out, { recursive: true, force: true });
   runs.push({ run: name, lines, seconds, peakMB: peak, summary: `${s.series} series, ${s.files} files, ${s.downloaded} downloaded, ${s.total_bytes} bytes` });
+  process.stderr.write(`${name}: ${lines} lines, ${seconds.toFixed(1)} s, peak RSS ${peak.toFixed(0)} MB, load ${loadavg()[0]!.toFixed(1)}\n`);
 }
 
 try {
