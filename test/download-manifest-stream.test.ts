@@ -137,6 +137,11 @@ test('a manifest of many chunks downloads exactly its lines\' current series and
   }
   const recap = ev.find((e) => e.event === 'warning' && /name nothing downloaded/.test(String(e.message)))!;
   assert.match(String(recap.message), new RegExp(`^${m.unresolved.size} line\\(s\\)`));
+  // The final report recalls them after the transfers, by number (the first 50).
+  const last = ev.filter((e) => e.event === 'warning').at(-1)!;
+  const sorted = [...m.unresolved].sort((a, b) => a - b);
+  assert.match(String(last.message), new RegExp(`^${m.unresolved.size} line\\(s\\) of .* were not downloaded .*: lines ${sorted.slice(0, 50).join(', ')}( and ${m.unresolved.size - 50} more)?$`));
+  assert.ok(ev.indexOf(last) > ev.findLastIndex((e) => e.event === 'file'));
 
   const cohort = ev.find((e) => e.event === 'cohort')!;
   assert.equal(cohort.series, m.want.size);

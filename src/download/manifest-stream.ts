@@ -69,6 +69,8 @@ export interface ManifestTotals {
   licenses: LicenseRow[] | null;
   /** Lines that name nothing downloaded: each counts as a failure. */
   unresolved: number;
+  /** Their numbers, for the final report (the first 50 and how many more). */
+  unresolvedRecap: string | null;
 }
 
 export class ManifestStream {
@@ -157,6 +159,7 @@ export class ManifestStream {
       indexBytes: this.online && unknownAsWritten === 0 ? Math.round(sizeMB * 1e6) : null,
       licenses: this.online ? [...licenses.values()].sort((a, b) => b.series - a.series) : null,
       unresolved: unresolved.count,
+      unresolvedRecap: unresolved.count > 0 ? unresolved.recap() : null,
     };
   }
 

@@ -68,6 +68,7 @@ interface Resolved {
   licenses: LicenseRow[] | null;
   /** Lines of a saved manifest that name nothing downloaded (each reported): they count as failures. */
   unresolved?: number;
+  unresolvedRecap?: string | null;
 }
 
 /** The cohort filter of --collection / --series / --filters (combined with AND). */
@@ -368,5 +369,7 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
   } finally {
     s3.close();
     summary.seconds = (Date.now() - started) / 1000;
+    // The lines reported as they were read, recalled beside the summary.
+    if (resolved.unresolvedRecap) rep.warn(`${resolved.unresolved} line(s) of ${o.manifest} were not downloaded (each said above): ${resolved.unresolvedRecap}`);
   }
 }
