@@ -237,6 +237,7 @@ export const OTHER_VARIABLES: Record<string, string> = {
   IDQS_API: 'idqs download: the service that resolves cohorts',
   IDQS_DOWNLOAD_RETRY_BASE_MS: 'idqs download: first retry delay (tests)',
   IDQS_DOWNLOAD_LIST_PAGE: 'idqs download: listing page size (tests)',
+  IDQS_DOWNLOAD_RESOLVE_CHUNK: 'idqs download: manifest lines read and resolved at once (tests)',
   IDQS_FETCH_RETRY_BASE_MS: 'idqs data fetch: first retry delay of the clinical tables (tests)',
   IDQS_RELEASE_GCS_URL: 'release source base URL',
   IDQS_RELEASE_GITHUB_URL: 'release source base URL',

@@ -1,5 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startServer, type TestServer } from './fixture.ts';
 import { V3_EXAMPLE_CHECKS } from './example-checks.ts';
 
@@ -291,7 +296,7 @@ test('manifest: pages follow each other; a page beyond the end is empty; include
   assert.match(negative.error.message, /page/);
 });
 
-test('a manifest page with an empty filter pages the whole release with a warning; manifest.txt refuses it, pointing to counts', async () => {
+test('a manifest page with an empty filter pages the whole release with a warning; every curl command it prints saves the whole release', async () => {
   const all = (await s.ctx.engine.one(`SELECT count(*)::INTEGER AS n FROM "index"`))!.n as number;
   const first = (await s.ctx.engine.rows(`SELECT SeriesInstanceUID FROM "index" ${ORDER} LIMIT 3 OFFSET 6`)).map((r) => r.SeriesInstanceUID);
   for (const body of [{}, { filters: {} }, { filters: { terms: { Modality: [] } } }]) {
@@ -300,14 +305,32 @@ test('a manifest page with an empty filter pages the whole release with a warnin
     assert.deepEqual(page.series.map((r) => r.SeriesInstanceUID), first);
     assert.ok(page.warnings.some((w) => /filter is empty.*entire dataset/.test(w)), JSON.stringify(page.warnings));
   }
-  for (const filters of [{}, { terms: { Modality: [] } }]) {
-    const body = await json<ErrorBody>(await s.post('/v3/cohort/manifest.txt', { filters }), 400);
-    assert.equal(body.error.code, 'invalid_query');
-    assert.match(body.error.message, /at least one filter/);
-    assert.match(body.error.message, /\/v3\/cohort\/counts/);
+  // The commands the page prints are run as printed (curl against this server), in a folder of their own.
+  const page = await json<Manifest & { download: { idc_commands: string[] } }>(await s.post('/v3/cohort/manifest', { filters: {}, page_size: 1 }));
+  const { save_manifest, s5cmd_cloud1, s5cmd_cloud2 } = page.download.commands;
+  const idcCurl = page.download.idc_commands.at(-1)!.split('\n').find((l) => l.startsWith('curl '))!;
+  const dir = mkdtempSync(join(tmpdir(), 'idqs-empty-filter-'));
+  try {
+    const urls = (await s.ctx.engine.rows(`SELECT series_cloud1_url AS u FROM "index" ${ORDER}`)).map((r) => String(r.u));
+    assert.equal(urls.length, all);
+    for (const [cmd, file] of [[save_manifest, 'idqs_manifest.txt'], [idcCurl, 'idc_manifest.txt'], [s5cmd_cloud1[0]!, null], [s5cmd_cloud2[0]!, null]] as const) {
+      assert.match(cmd, /^curl -fsS /);
+      // Asynchronously: the server answering curl runs in this process.
+      await promisify(execFile)('bash', ['-c', cmd], { cwd: dir, timeout: 60_000 });
+      const saved = file ?? /-o '?([^' ]+)'?$/.exec(cmd)![1]!;
+      const lines = readFileSync(join(dir, saved), 'utf8').split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+      assert.equal(lines.length, all, `${saved}: one line per series of the release`);
+      if (file) assert.deepEqual(lines, urls, `${saved}: the release's URLs in manifest order`);
+      else assert.ok(lines.every((l) => l.startsWith("cp 's3://")), saved);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  const none = await json<ErrorBody>(await s.post('/v3/cohort/manifest.txt', {}), 400);
-  assert.match(none.error.message, /at least one filter/);
+  const r = await s.post('/v3/cohort/manifest.txt', {});
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('x-total-count'), String(all));
+  assert.match(r.headers.get('x-filter-warnings') ?? '', /entire dataset/);
+  assert.equal((await r.text()).split('\n').filter(Boolean).length, all);
   // An unwrapped filter is named, with the accepted members.
   const unwrapped = await json<ErrorBody>(await s.post('/v3/cohort/manifest', { terms: { Modality: ['CT'] } }), 422);
   assert.match(unwrapped.error.message, /"terms"/);

@@ -7,6 +7,7 @@ import { setMaxListeners } from 'node:events';
 import { existsSync, statSync } from 'node:fs';
 import { DEFAULT_LAYOUT } from './layout.ts';
 import { Reporter, type Mode } from './report.ts';
+import { RESOLVE_CHUNK } from './service.ts';
 import { runDownload, StoreUnreachable, UsageError, type DownloadOptions } from './run.ts';
 import { STORE_ALIASES, type StoreKey } from '../core/rules/stores.ts';
 
@@ -49,7 +50,7 @@ function url(v: string): string {
 }
 
 /** What commander parses: the options of the run, with the booleans optional, plus the output mode. */
-type Flags = Omit<DownloadOptions, 'dryRun' | 'yes' | 'checksum' | 'retryBaseMs' | 'listPageSize' | 'interactive' | 'asSaved'> & {
+type Flags = Omit<DownloadOptions, 'dryRun' | 'yes' | 'checksum' | 'retryBaseMs' | 'listPageSize' | 'resolveChunk' | 'interactive' | 'asSaved'> & {
   asSaved?: boolean;
   dryRun?: boolean;
   yes?: boolean;
@@ -146,6 +147,8 @@ names nothing downloaded is reported and counts as a failure. Exit status: 0 all
         // Knobs for tests: a short first backoff, small listing pages (to exercise paging).
         retryBaseMs: Number(process.env.IDQS_DOWNLOAD_RETRY_BASE_MS ?? 250) || 250,
         listPageSize: Math.min(1000, Number(process.env.IDQS_DOWNLOAD_LIST_PAGE ?? 1000) || 1000),
+        // Small manifest chunks make a test manifest span many of them.
+        resolveChunk: Math.min(RESOLVE_CHUNK, Number(process.env.IDQS_DOWNLOAD_RESOLVE_CHUNK ?? RESOLVE_CHUNK) || RESOLVE_CHUNK),
         interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY) && mode !== 'json',
       };
       const rep = new Reporter(mode);

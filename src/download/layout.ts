@@ -36,13 +36,15 @@ function unquote(word: string): string {
  * A manifest: one s3:// URL per line (manifest.txt), or s5cmd lines
  * `cp [flags] 's3://…' 'dir/'` (their destination is not used: files follow
  * --layout under --out). Blank lines and # comments are skipped; anything
- * else is an error naming the line. Duplicate URLs are listed once.
+ * else is an error naming the line. Duplicate URLs are listed once (`seen`
+ * carries them across the chunks of a streamed manifest; `firstLine` numbers
+ * a chunk's lines as in the whole file).
  */
-export function parseManifest(text: string, file = 'manifest'): SeriesTarget[] {
+export function parseManifest(text: string | string[], file = 'manifest', firstLine = 1, seen = new Set<string>()): SeriesTarget[] {
   const out: SeriesTarget[] = [];
-  const seen = new Set<string>();
-  const lines = text.split(/\r?\n/);
+  const lines = typeof text === 'string' ? text.split(/\r?\n/) : text;
   for (let i = 0; i < lines.length; i++) {
+    const at = `${file}:${i + firstLine}`;
     const line = lines[i]!.trim();
     if (line === '' || line.startsWith('#')) continue;
     let url: string;
@@ -51,16 +53,16 @@ export function parseManifest(text: string, file = 'manifest'): SeriesTarget[] {
     } else if (/^cp\s/.test(line)) {
       const words = line.match(/'[^']*'|"[^"]*"|\S+/g) ?? [];
       const src = words.slice(1).map(unquote).find((w) => w.startsWith('s3://'));
-      if (!src) throw new Error(`${file}:${i + 1}: a cp line without an s3:// source: ${line}`);
+      if (!src) throw new Error(`${at}: a cp line without an s3:// source: ${line}`);
       url = src;
     } else {
-      throw new Error(`${file}:${i + 1}: expected an s3:// URL, an s5cmd "cp" line or a # comment, got: ${line.slice(0, 120)}`);
+      throw new Error(`${at}: expected an s3:// URL, an s5cmd "cp" line or a # comment, got: ${line.slice(0, 120)}`);
     }
     let parsed;
     try {
       parsed = parseS3Url(url);
     } catch (e) {
-      throw new Error(`${file}:${i + 1}: ${(e as Error).message}`, { cause: e });
+      throw new Error(`${at}: ${(e as Error).message}`, { cause: e });
     }
     const key = `${parsed.bucket}/${parsed.prefix}`;
     if (seen.has(key)) continue;

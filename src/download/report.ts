@@ -55,6 +55,8 @@ export class Reporter {
   private barItem: cliProgress.SingleBar | null = null;
   private totalFiles = 0;
   private totalBytes = 0;
+  private estimatedBytes = 0;
+  private listedBytes = 0;
   private bytes = 0;
   private files = 0;
   private started = 0;
@@ -92,11 +94,17 @@ export class Reporter {
     if (this.mode === 'json') this.json({ event: name, ...data });
   }
 
-  start(files: number, bytes: number): void {
-    this.totalFiles = files;
-    this.totalBytes = bytes;
+  /**
+   * Transfers begin while the listing goes on: the totals grow as series are
+   * listed (planned), and the bytes' total is the index's size until the
+   * listing passes it.
+   */
+  start(estimatedBytes: number): void {
+    this.totalFiles = 0;
+    this.estimatedBytes = estimatedBytes;
+    this.totalBytes = estimatedBytes;
     this.started = Date.now();
-    if (this.mode === 'json') this.json({ event: 'start', files, bytes });
+    if (this.mode === 'json') this.json({ event: 'start', files: null, bytes: estimatedBytes || null });
     if (this.mode === 'tty') {
       this.bar = new cliProgress.MultiBar(
         {
@@ -111,7 +119,7 @@ export class Reporter {
         },
         cliProgress.Presets.shades_classic,
       );
-      this.barItem = this.bar.create(Math.max(1, bytes), 0, this.payload());
+      this.barItem = this.bar.create(Math.max(1, estimatedBytes), 0, this.payload());
     } else if (this.mode === 'plain' || this.mode === 'json') {
       this.timer = setInterval(() => this.tick(), this.mode === 'json' ? 1000 : 10_000);
       this.timer.unref();
@@ -140,6 +148,17 @@ export class Reporter {
       this.json({ event: 'progress', bytes: this.bytes, total_bytes: this.totalBytes, files: this.files, total_files: this.totalFiles, bytes_per_second: Math.round(rate), eta_seconds: Number.isFinite(eta) ? Math.round(eta) : null });
     } else if (this.mode === 'plain') {
       this.err.write(`${humanBytes(this.bytes)}/${humanBytes(this.totalBytes)}, ${this.files}/${this.totalFiles} files, ${humanBytes(rate)}/s, ETA ${duration(eta)}\n`);
+    }
+  }
+
+  /** Files listed and queued for transfer. */
+  planned(files: number, bytes: number): void {
+    this.totalFiles += files;
+    this.listedBytes += bytes;
+    const total = Math.max(this.estimatedBytes, this.listedBytes);
+    if (total !== this.totalBytes) {
+      this.totalBytes = total;
+      this.barItem?.setTotal(Math.max(1, total));
     }
   }
 

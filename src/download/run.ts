@@ -4,19 +4,24 @@
 // under a temporary name and are renamed only when complete; a rerun skips
 // files whose size already matches the listing.
 
-import { readFile, stat, mkdir } from 'node:fs/promises';
+import { stat, mkdir } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DEFAULT_STORES } from '../core/data/manifest.ts';
 import { folderName } from '../core/rules/folder-name.ts';
-import { parseLayout, parseManifest, renderLayout, type Layout, type SeriesTarget } from './layout.ts';
+import { parseLayout, renderLayout, type Layout, type SeriesTarget } from './layout.ts';
+import { ManifestError, ManifestStream } from './manifest-stream.ts';
+import { Channel } from './channel.ts';
 import { humanBytes, type Reporter, type Summary } from './report.ts';
 import { EndpointUnreachable, S3Client, type S3Object } from '../core/s3.ts';
-import { invalidLines, planSaved, reportSaved } from './saved.ts';
-import { ServiceClient, ServiceUnreachable, type Filters, type LicenseRow, type SeriesRow, type StoreKey, type StoreMeta } from './service.ts';
+import { ServiceClient, type Filters, type LicenseRow, type SeriesRow, type StoreKey, type StoreMeta } from './service.ts';
 
 /** Series listed at once, whatever --jobs says (listings carry no file data). */
 const LIST_JOBS = 8;
+/** Series listed before their files queue for transfer, in order; the next group is listed while they transfer. */
+const LIST_CHUNK = 200;
+/** Files waiting for a transfer slot, at most: what bounds memory between listing and transfer. */
+const QUEUE_MAX = 20_000;
 
 export interface DownloadOptions {
   manifest?: string;
@@ -39,6 +44,8 @@ export interface DownloadOptions {
   retries: number;
   retryBaseMs: number;
   listPageSize?: number;
+  /** Lines of a manifest read and resolved at once (RESOLVE_CHUNK unless a test makes it small). */
+  resolveChunk?: number;
   /** Verify MD5 against single-part ETags. */
   checksum: boolean;
   /** May a question be asked on the terminal? */
@@ -53,13 +60,17 @@ export class UsageError extends Error {}
 export class StoreUnreachable extends Error {}
 
 interface Resolved {
-  targets: SeriesTarget[];
+  /** Distinct series to download. */
+  series: number;
+  /** The series, in order, a chunk at a time (a manifest is read again from disk: nothing grows with its length). */
+  chunks: () => AsyncIterable<SeriesTarget[]>;
   stores: Record<StoreKey, StoreMeta> | null;
   /** Size of the series according to the service's index, bytes; null when unknown. */
   indexBytes: number | null;
   licenses: LicenseRow[] | null;
   /** Lines of a saved manifest that name nothing downloaded (each reported): they count as failures. */
   unresolved?: number;
+  unresolvedRecap?: string | null;
 }
 
 /** The cohort filter of --collection / --series / --filters (combined with AND). */
@@ -108,86 +119,34 @@ async function resolveCohort(o: DownloadOptions, api: ServiceClient, rep: Report
   const [cohort, licenses] = await Promise.all([api.cohort(filters), api.licenses(filters)]);
   for (const w of cohort.warnings) rep.warn(`the API says: ${w}`);
   const map = cohort.stores[o.source].bucket_map;
-  const targets: SeriesTarget[] = [];
-  for (const r of cohort.series) {
-    if (!r.aws_bucket || !r.crdc_series_uuid) {
-      rep.warn(`series ${r.SeriesInstanceUID} has no object-store location in the index; skipped`);
-      continue;
+  // Pages are read as the download goes; a series without a location is said when its page comes.
+  const chunks = async function* () {
+    for await (const rows of cohort.pages()) {
+      const targets: SeriesTarget[] = [];
+      for (const r of rows) {
+        if (!r.aws_bucket || !r.crdc_series_uuid) {
+          rep.warn(`series ${r.SeriesInstanceUID} has no object-store location in the index; skipped`);
+          continue;
+        }
+        const bucket = map[r.aws_bucket] ?? r.aws_bucket;
+        targets.push({ url: `s3://${bucket}/${r.crdc_series_uuid}/*`, bucket, prefix: `${r.crdc_series_uuid}/`, vars: varsOf(r, bucket), license: r.license_short_name, sizeMB: r.series_size_MB });
+      }
+      yield targets;
     }
-    const bucket = map[r.aws_bucket] ?? r.aws_bucket;
-    targets.push({ url: `s3://${bucket}/${r.crdc_series_uuid}/*`, bucket, prefix: `${r.crdc_series_uuid}/`, vars: varsOf(r, bucket), license: r.license_short_name, sizeMB: r.series_size_MB });
-  }
-  return { targets, stores: cohort.stores, indexBytes: Math.round(cohort.size_MB * 1e6), licenses };
+  };
+  return { series: cohort.total, chunks, stores: cohort.stores, indexBytes: Math.round(cohort.size_MB * 1e6), licenses };
 }
 
 async function resolveManifest(o: DownloadOptions, layout: Layout, api: ServiceClient, rep: Reporter): Promise<Resolved> {
-  let text: string;
-  try {
-    text = await readFile(o.manifest!, 'utf8');
-  } catch (e) {
-    throw new UsageError(`cannot read the manifest ${o.manifest}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
   // The service says what each line is in its release; without it, the URLs are downloaded as written.
-  const invalid = invalidLines(text, o.manifest!);
-  if (invalid.length > 0) throw new UsageError(`${invalid.length} line(s) are not identifiers or URLs; fix or remove them:\n  ${invalid.slice(0, 20).join('\n  ')}${invalid.length > 20 ? `\n  … and ${invalid.length - 20} more` : ''}`);
+  const m = new ManifestStream(o.manifest!, o.source, o.asSaved ?? false, api, layout, o.out, o.resolveChunk);
   try {
-    const r = await api.resolve(text);
-    const plan = planSaved(r, text, o.source, o.asSaved ?? false);
-    reportSaved(r, plan, o.manifest!, o.asSaved ?? false, rep);
-    const licenses = plan.currentUuids.length > 0 ? (await api.lookupSeries(plan.currentUuids)).licenses : [];
-    return {
-      targets: plan.targets,
-      stores: r.stores as Resolved['stores'],
-      indexBytes: plan.unknownAsWritten > 0 ? null : Math.round(plan.sizeMB * 1e6),
-      licenses,
-      unresolved: plan.unresolved.length,
-    };
+    const t = await m.totals(rep);
+    return { ...t, chunks: () => m.targets() };
   } catch (e) {
-    if (!(e instanceof ServiceUnreachable)) throw e;
-    if (o.asSaved) throw new UsageError(`--as-saved needs the service, which knows each line's version: ${e.message}`);
+    if (e instanceof ManifestError) throw new UsageError(e.message);
+    throw e;
   }
-  let targets: SeriesTarget[];
-  try {
-    targets = parseManifest(text, o.manifest);
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  for (const t of targets) t.vars = { crdc_series_uuid: t.prefix.split('/')[0]!, bucket: t.bucket };
-  // The service knows each series' folders, licenses and the stores' endpoints; without it the
-  // files go to <crdc_series_uuid>/ folders and the endpoint is the public default (or --endpoint).
-  let rows: SeriesRow[] = [];
-  let licenses: LicenseRow[] = [];
-  let stores: Resolved['stores'] = null;
-  try {
-    const found = await api.lookupSeries(targets.map((t) => t.vars!.crdc_series_uuid!));
-    rows = found.series;
-    licenses = found.licenses;
-    if (rows.length > 0) stores = found.stores;
-  } catch (e) {
-    if (!(e instanceof ServiceUnreachable)) throw e;
-    if (layout.needsService) rep.warn(`${e.message}; without it the layout cannot be filled: files go to ${join(o.out, '<crdc_series_uuid>')}/`);
-    else rep.info(`note: ${e.message}; sizes and licenses are not known before listing`);
-  }
-  const byUuid = new Map(rows.map((r) => [r.crdc_series_uuid, r]));
-  let unknown = 0;
-  for (const t of targets) {
-    const r = byUuid.get(t.vars!.crdc_series_uuid!);
-    if (r) {
-      t.vars = varsOf(r, t.bucket);
-      t.license = r.license_short_name;
-      t.sizeMB = r.series_size_MB;
-    } else unknown++;
-  }
-  if (rows.length > 0 && unknown > 0) {
-    rep.warn(`${unknown} of ${targets.length} series of the manifest are unknown to the API at ${api.base}${layout.needsService ? `: their files go to ${join(o.out, '<crdc_series_uuid>')}/` : ''}`);
-  }
-  const known = targets.filter((t) => byUuid.has(t.vars?.crdc_series_uuid ?? ''));
-  return {
-    targets,
-    stores,
-    indexBytes: rows.length > 0 && unknown === 0 ? Math.round(known.reduce((s, t) => s + (t.sizeMB ?? 0), 0) * 1e6) : null,
-    licenses: rows.length > 0 ? licenses : null,
-  };
 }
 
 async function confirm(question: string): Promise<boolean> {
@@ -226,19 +185,18 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
   const out = resolve(o.out);
   const api = new ServiceClient(o.api, o.release);
   const resolved = o.manifest ? await resolveManifest(o, layout, api, rep) : await resolveCohort(o, api, rep);
-  const { targets } = resolved;
-  if (targets.length === 0) throw new UsageError(o.manifest ? `the manifest ${o.manifest} names no series to download${resolved.unresolved ? ` (${resolved.unresolved} line(s) unresolved, listed above)` : ''}` : 'the cohort is empty: no series match the filter');
+  if (resolved.series === 0) throw new UsageError(o.manifest ? `the manifest ${o.manifest} names no series to download${resolved.unresolved ? ` (${resolved.unresolved} line(s) unresolved, listed above)` : ''}` : 'the cohort is empty: no series match the filter');
 
   const endpoint = o.endpoint ?? resolved.stores?.[o.source].endpoint ?? DEFAULT_STORES[o.source].endpoint;
   rep.event('cohort', {
-    series: targets.length,
+    series: resolved.series,
     index_bytes: resolved.indexBytes,
     licenses: resolved.licenses,
     source: o.source,
     endpoint,
   });
   rep.info(
-    `${targets.length} series${resolved.indexBytes !== null ? `, ${humanBytes(resolved.indexBytes)} according to the index` : ''}, from ${o.source} (${endpoint})` +
+    `${resolved.series} series${resolved.indexBytes !== null ? `, ${humanBytes(resolved.indexBytes)} according to the index` : ''}, from ${o.source} (${endpoint})` +
       (resolved.licenses ? `\nlicenses: ${licenseLine(resolved.licenses)}` : ''),
   );
   if (resolved.licenses?.some((l) => l.commercial_use_allowed === false)) rep.warn('some series are licensed for non-commercial use only');
@@ -278,65 +236,101 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
         `or another endpoint (a mirror) with --endpoint URL.${o.dryRun ? ' The dry run lists every file, so it needs the store too.' : ''}`,
     );
   const summary: Summary = {
-    series: targets.length, files: 0, downloaded: 0, skipped: 0, failed: resolved.unresolved ?? 0, bytes: 0, total_bytes: 0, seconds: 0, interrupted: false, dry_run: o.dryRun, out,
+    series: resolved.series, files: 0, downloaded: 0, skipped: 0, failed: resolved.unresolved ?? 0, bytes: 0, total_bytes: 0, seconds: 0, interrupted: false, dry_run: o.dryRun, out,
   };
-  try {
-    // 1. List every series (so totals, progress and ETA are exact).
-    rep.info(`listing ${targets.length} series…`);
-    const jobs: FileJob[] = [];
-    const listed: { t: SeriesTarget; objects: S3Object[] }[] = [];
-    await pool(targets, Math.max(o.jobs, LIST_JOBS), work, async (t) => {
-      try {
-        let objects = await s3.list(t.bucket, t.prefix, work);
-        if (!t.prefix.endsWith('/')) objects = objects.filter((x) => x.key === t.prefix);
-        if (objects.length === 0) throw new Error(`no objects under ${t.url} at ${endpoint} (missing from the store?)`);
-        listed.push({ t, objects });
-      } catch (e) {
-        if (stopIfUnreachable(e) || work.aborted) return;
-        summary.failed++;
-        rep.file({ status: 'failed', url: t.url, path: null, bytes: 0, error: (e as Error).message });
-      }
-    });
-    if (signal.aborted) {
-      summary.interrupted = true;
-      return summary;
-    }
-    if (unreachable) throw unreachableError(unreachable);
-    const needsFallback = layout.needsService;
-    const fallback = parseLayout('%crdc_series_uuid');
-    const seen = new Set<string>();
-    // Keep the manifest's order of series.
-    const order = new Map(targets.map((t, i) => [t, i]));
-    listed.sort((a, b) => order.get(a.t)! - order.get(b.t)!);
-    for (const { t, objects } of listed) {
-      const known = t.vars?.collection_id !== undefined;
-      const folder = renderLayout(needsFallback && !known ? fallback : layout, t.vars ?? {});
-      for (const obj of objects) {
-        const rel = (t.prefix.endsWith('/') ? obj.key.slice(t.prefix.length) : basename(obj.key)).split('/').map(folderName).join('/');
-        const dest = join(out, folder, rel);
-        if (seen.has(dest)) {
-          summary.failed++;
-          rep.file({ status: 'failed', url: `s3://${obj.bucket}/${obj.key}`, path: dest, bytes: 0, error: 'another object maps to the same file under this layout' });
-          continue;
+  const needsFallback = layout.needsService;
+  const fallback = parseLayout('%crdc_series_uuid');
+
+  /**
+   * List every series, a group at a time in order, and hand each file to
+   * `queue` (null: count only). Listing runs ahead of the transfers by at
+   * most the queue's room. Returns the files and bytes listed and the
+   * series that failed to list (reported unless `quiet`).
+   */
+  const listAll = async (queue: Channel<FileJob> | null, quiet: boolean): Promise<{ files: number; bytes: number; failed: number }> => {
+    const tally = { files: 0, bytes: 0, failed: 0 };
+    for await (const chunk of resolved.chunks()) {
+      for (let i = 0; i < chunk.length && !work.aborted; i += LIST_CHUNK) {
+        const group = chunk.slice(i, i + LIST_CHUNK);
+        const listed: (S3Object[] | null)[] = Array.from({ length: group.length }, () => null);
+        await pool(group.map((t, k) => ({ t, k })), Math.max(o.jobs, LIST_JOBS), work, async ({ t, k }) => {
+          try {
+            let objects = await s3.list(t.bucket, t.prefix, work);
+            if (!t.prefix.endsWith('/')) objects = objects.filter((x) => x.key === t.prefix);
+            if (objects.length === 0) throw new Error(`no objects under ${t.url} at ${endpoint} (missing from the store?)`);
+            listed[k] = objects;
+          } catch (e) {
+            if (stopIfUnreachable(e) || work.aborted) return;
+            tally.failed++;
+            if (!quiet) rep.file({ status: 'failed', url: t.url, path: null, bytes: 0, error: (e as Error).message });
+          }
+        });
+        // Two objects mapping to one file can only come from series of one group (each series is listed once).
+        const seen = new Set<string>();
+        for (let k = 0; k < group.length && !work.aborted; k++) {
+          const t = group[k]!;
+          const objects = listed[k];
+          if (!objects) continue;
+          const known = t.vars?.collection_id !== undefined;
+          const folder = renderLayout(needsFallback && !known ? fallback : layout, t.vars ?? {});
+          let files = 0;
+          let bytes = 0;
+          for (const obj of objects) {
+            const rel = (t.prefix.endsWith('/') ? obj.key.slice(t.prefix.length) : basename(obj.key)).split('/').map(folderName).join('/');
+            const dest = join(out, folder, rel);
+            if (seen.has(dest)) {
+              tally.failed++;
+              if (!quiet) rep.file({ status: 'failed', url: `s3://${obj.bucket}/${obj.key}`, path: dest, bytes: 0, error: 'another object maps to the same file under this layout' });
+              continue;
+            }
+            seen.add(dest);
+            files++;
+            bytes += obj.size;
+            if (queue) {
+              rep.planned(1, obj.size);
+              await queue.push({ obj, dest, url: `s3://${obj.bucket}/${obj.key}` });
+            }
+          }
+          tally.files += files;
+          tally.bytes += bytes;
         }
-        seen.add(dest);
-        jobs.push({ obj, dest, url: `s3://${obj.bucket}/${obj.key}` });
+        if (!quiet && o.dryRun) rep.info(`listed ${tally.files} files (${humanBytes(tally.bytes)})…`);
       }
+      if (work.aborted) break;
     }
-    // A dry run counts the files it would download; a real run also counts the ones that failed.
-    summary.files = jobs.length + (o.dryRun ? 0 : summary.failed);
-    summary.total_bytes = jobs.reduce((s, j) => s + j.obj.size, 0);
-    if (resolved.indexBytes === null) await ask(summary.total_bytes, 'The download');
+    return tally;
+  };
+
+  try {
+    // Without the index's size, the listing says how much it is, before anything transfers.
+    if (resolved.indexBytes === null && !o.dryRun && !o.yes) {
+      rep.info(`listing ${resolved.series} series to size the download…`);
+      const sized = await listAll(null, true);
+      if (signal.aborted) {
+        summary.interrupted = true;
+        return summary;
+      }
+      if (unreachable) throw unreachableError(unreachable);
+      await ask(sized.bytes, 'The download');
+    }
+    rep.info(`listing ${resolved.series} series${o.dryRun ? '' : ' as the files transfer'}…`);
     if (o.dryRun) {
-      rep.event('plan', { files: jobs.length, bytes: summary.total_bytes });
-      rep.info(`would download ${jobs.length} files, ${humanBytes(summary.total_bytes)} (${summary.total_bytes} bytes), into ${out}`);
+      const t = await listAll(null, false);
+      summary.interrupted = signal.aborted;
+      if (unreachable && !signal.aborted) throw unreachableError(unreachable);
+      summary.failed += t.failed;
+      summary.files = t.files;
+      summary.total_bytes = t.bytes;
+      rep.event('plan', { files: t.files, bytes: t.bytes });
+      rep.info(`would download ${t.files} files, ${humanBytes(t.bytes)} (${t.bytes} bytes), into ${out}`);
       return summary;
     }
 
-    // 2. Fetch.
-    rep.start(jobs.length, summary.total_bytes);
+    // List and fetch at once: the transfers take files off the queue as the listing fills it.
+    rep.start(resolved.indexBytes ?? 0);
+    const queue = new Channel<FileJob>(QUEUE_MAX);
     const dirs = new Map<string, Promise<unknown>>();
-    await pool(jobs, o.jobs, work, async (j) => {
+    const transfer = async (j: FileJob) => {
       try {
         const st = await stat(j.dest).catch(() => null);
         if (st?.isFile() && st.size === j.obj.size) {
@@ -345,6 +339,7 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
           return;
         }
         const dir = dirname(j.dest);
+        // Folders made once per run; the map holds one entry per folder (a series' folder, not its files).
         if (!dirs.has(dir)) dirs.set(dir, mkdir(dir, { recursive: true }));
         await dirs.get(dir);
         await s3.download(j.obj, join(dir, `.${basename(j.dest)}.idqs-part`), j.dest, work, (n) => {
@@ -358,12 +353,25 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
         summary.failed++;
         rep.file({ status: 'failed', url: j.url, path: j.dest, bytes: 0, error: (e as Error).message });
       }
+    };
+    const workers = Array.from({ length: o.jobs }, async () => {
+      for (let j = await queue.take(); j !== null && !work.aborted; j = await queue.take()) await transfer(j);
     });
+    const listing = listAll(queue, false).finally(() => queue.close());
+    // A stop (interrupt, endpoint unreachable) ends the workers; the queue is closed so the lister returns too.
+    work.addEventListener('abort', () => queue.close(), { once: true });
+    const [t] = await Promise.all([listing, ...workers]);
+    summary.failed += t.failed;
+    // A real run's files count those that could not be listed and the manifest's unresolved lines too.
+    summary.files = t.files + t.failed + (resolved.unresolved ?? 0);
+    summary.total_bytes = t.bytes;
     summary.interrupted = signal.aborted;
     if (unreachable && !signal.aborted) throw unreachableError(unreachable);
     return summary;
   } finally {
     s3.close();
     summary.seconds = (Date.now() - started) / 1000;
+    // The lines reported as they were read, recalled beside the summary.
+    if (resolved.unresolvedRecap) rep.warn(`${resolved.unresolved} line(s) of ${o.manifest} were not downloaded (each said above): ${resolved.unresolvedRecap}`);
   }
 }

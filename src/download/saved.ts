@@ -28,27 +28,54 @@ function varsOfLine(l: Line): NonNullable<SeriesTarget['vars']> {
   return { collection_id: l.collection_id, PatientID: l.PatientID, StudyInstanceUID: l.StudyInstanceUID, SeriesInstanceUID: l.SeriesInstanceUID, Modality: l.Modality ?? '' };
 }
 
-/** Lines of a manifest that cannot be read (not an identifier or URL): the whole manifest is refused, naming each. */
-export function invalidLines(text: string, file: string): string[] {
-  const out: string[] = [];
-  let first = true;
-  splitLines(text).forEach((raw, i) => {
-    const p = parseSavedLine(raw, first);
-    if (p.type === 'invalid') out.push(`${file}:${i + 1}: ${p.reason}: ${raw.trim().slice(0, 120)}`);
-    if (p.type !== 'blank' && p.type !== 'comment') first = false;
-  });
-  return out;
+/**
+ * Lines of a manifest that cannot be read (not an identifier or URL): the
+ * whole manifest is refused, naming each. Fed line by line (a manifest is
+ * streamed); `count` is every such line, `shown` the first `keep` of them.
+ */
+export class InvalidLines {
+  count = 0;
+  readonly shown: string[] = [];
+  private first = true;
+  constructor(
+    private readonly file: string,
+    private readonly keep = 20,
+  ) {}
+
+  add(raw: string, lineNo: number): void {
+    const p = parseSavedLine(raw, this.first);
+    if (p.type === 'invalid') {
+      this.count++;
+      if (this.shown.length < this.keep) this.shown.push(`${this.file}:${lineNo}: ${p.reason}: ${raw.trim().slice(0, 120)}`);
+    }
+    if (p.type !== 'blank' && p.type !== 'comment') this.first = false;
+  }
 }
 
-/** The series version each line names, under the chosen store's bucket names. */
-export function planSaved(r: ResolveWire, text: string, source: StoreKey, asSaved: boolean): SavedPlan {
-  const raw = splitLines(text);
+/**
+ * What a set of series already planned holds for a folder: its 16 bytes as a
+ * 16-character string, a fresh copy (a key read from a parsed answer could
+ * keep the whole answer's text alive) at a third of the size, because such a
+ * set holds an entry for every distinct series of a manifest. Other keys
+ * (bucket/key of an object) are longer, so never equal to one of these.
+ */
+export function seenKey(uuid: string): string {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(uuid) ? Buffer.from(uuid.replace(/-/g, ''), 'hex').toString('latin1') : uuid;
+}
+
+/**
+ * The series version each line names, under the chosen store's bucket names.
+ * `text` is what was resolved (a whole manifest or one chunk of it: line
+ * numbers are the answer's); `seen` carries the series already planned by
+ * earlier chunks, so a series named twice anywhere is downloaded once.
+ */
+export function planSaved(r: ResolveWire, text: string | string[], source: StoreKey, asSaved: boolean, seen = new Set<string>()): SavedPlan {
+  const raw = typeof text === 'string' ? splitLines(text) : text;
   const map = (r.stores as Record<StoreKey, StoreMeta>)[source].bucket_map;
   const plan: SavedPlan = { targets: [], unresolved: [], currentUuids: [], sizeMB: 0, unknownAsWritten: 0 };
-  const seen = new Set<string>();
   const add = (l: Line, uuid: string, awsBucket: string | null, sizeMB: number | null, license: string | null, current: boolean) => {
-    if (seen.has(uuid)) return;
-    seen.add(uuid);
+    if (seen.has(seenKey(uuid))) return;
+    seen.add(seenKey(uuid));
     const bucket = map[awsBucket ?? ''] ?? awsBucket;
     if (!bucket) {
       plan.unresolved.push({ line: l.line, why: `the release records no bucket for ${uuid}` });
@@ -95,14 +122,30 @@ export function planSaved(r: ResolveWire, text: string, source: StoreKey, asSave
   return plan;
 }
 
-/** Say what the manifest resolved to: totals, then every unresolved line. */
-export function reportSaved(r: ResolveWire, plan: SavedPlan, file: string, asSaved: boolean, rep: Reporter): void {
-  const t = r.totals;
+/** Say, as they come, the lines of one resolved chunk that name nothing downloaded (line numbers of the whole file). */
+export function reportUnresolved(plan: SavedPlan, file: string, rep: Reporter): void {
+  for (const u of plan.unresolved) rep.warn(`${file}:${u.line}: not downloaded: ${u.why}`);
+}
+
+/** Say what the whole manifest resolved to, once every chunk is read. */
+export function reportSavedTotals(idcVersion: string, t: ResolveWire['totals'], unknownAsWritten: number, unresolved: LineTally, file: string, asSaved: boolean, rep: Reporter): void {
   rep.info(
-    `${file} against ${r.idc_version}: ${t.current} current, ${t.revised} revised (${asSaved ? 'downloading the versions saved' : 'downloading the current versions; --as-saved for the versions saved'}), ` +
+    `${file} against ${idcVersion}: ${t.current} current, ${t.revised} revised (${asSaved ? 'downloading the versions saved' : 'downloading the current versions; --as-saved for the versions saved'}), ` +
       `${t.removed} removed, ${t.unknown} unknown, ${t.invalid} invalid`,
   );
-  if (plan.unknownAsWritten > 0) rep.warn(`${plan.unknownAsWritten} line(s) of ${file} name folders unknown to ${r.idc_version}: fetched as written, into <crdc_series_uuid>/ folders`);
-  for (const u of plan.unresolved) rep.warn(`${file}:${u.line}: not downloaded: ${u.why}`);
-  if (plan.unresolved.length > 0) rep.warn(`${plan.unresolved.length} line(s) of ${file} name nothing downloaded (listed above)`);
+  if (unknownAsWritten > 0) rep.warn(`${unknownAsWritten} line(s) of ${file} name folders unknown to ${idcVersion}: fetched as written, into <crdc_series_uuid>/ folders`);
+  if (unresolved.count > 0) rep.warn(`${unresolved.count} line(s) of ${file} name nothing downloaded (listed above): ${unresolved.recap()}`);
+}
+
+/** Line numbers for the final recap, in bounded memory: how many, and the first 50. */
+export class LineTally {
+  count = 0;
+  readonly first: number[] = [];
+  add(line: number): void {
+    this.count++;
+    if (this.first.length < 50) this.first.push(line);
+  }
+  recap(): string {
+    return `line${this.count > 1 ? 's' : ''} ${this.first.join(', ')}${this.count > this.first.length ? ` and ${this.count - this.first.length} more` : ''}`;
+  }
 }

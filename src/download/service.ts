@@ -21,8 +21,8 @@ export type Filters = FilterBody;
 
 export class ServiceUnreachable extends Error {}
 
-/** Lines of a saved manifest sent per resolve request (below the service's default limit). */
-const RESOLVE_CHUNK = 20_000;
+/** Lines of a saved manifest read, resolved and planned at once (below the service's default limit): what bounds the downloader's memory. */
+export const RESOLVE_CHUNK = 2_000;
 
 /** Series asked per manifest page: the service lowers it to its own ceiling and pages follow the size it applied. */
 const PAGE_SIZE = 5000;
@@ -66,33 +66,39 @@ export class ServiceClient {
     return json as T;
   }
 
-  /** Every series of a cohort, in manifest order, with the stores' metadata and the totals. */
-  async cohort(filters: Filters): Promise<{ series: SeriesRow[]; stores: Record<StoreKey, StoreMeta>; size_MB: number; warnings: string[] }> {
-    const series: SeriesRow[] = [];
-    let stores: Record<StoreKey, StoreMeta> | undefined;
-    let size = 0;
-    const warnings = new Set<string>();
-    for (let page = 0; ; page++) {
-      const r = await this.post<{
-        series: SeriesRow[];
-        page_size: number;
-        has_more: boolean;
-        counts: { size_MB: number };
-        download: { stores?: Record<StoreKey, StoreMeta> };
-        warnings: string[];
-      }>(SURFACES.build_cohort.rest.path, { filters, page, page_size: PAGE_SIZE });
-      // The service's own warning of the page size it lowered says nothing about the cohort.
-      const lowered = applyLimit('page_size', PAGE_SIZE, { default: PAGE_SIZE, cap: r.page_size }).warning;
-      for (const w of r.warnings) if (w !== lowered) warnings.add(w);
-      if (page === 0) {
-        stores = r.download.stores;
-        size = r.counts.size_MB;
-      }
-      series.push(...r.series);
-      if (!r.has_more || r.series.length === 0) break;
-    }
+  /** One page of a cohort's manifest. */
+  private async page(filters: Filters, page: number) {
+    return this.post<{
+      series: SeriesRow[];
+      total_series: number;
+      page_size: number;
+      has_more: boolean;
+      counts: { size_MB: number };
+      download: { stores?: Record<StoreKey, StoreMeta> };
+      warnings: string[];
+    }>(SURFACES.build_cohort.rest.path, { filters, page, page_size: PAGE_SIZE });
+  }
+
+  /**
+   * A cohort: its totals, the stores' metadata and the warnings (from its
+   * first page), and its series in manifest order a page at a time, fetched as
+   * they are read (a whole release is a million series: never all held).
+   */
+  async cohort(filters: Filters): Promise<{ total: number; stores: Record<StoreKey, StoreMeta>; size_MB: number; warnings: string[]; pages: () => AsyncGenerator<SeriesRow[]> }> {
+    const first = await this.page(filters, 0);
+    // The service's own warning of the page size it lowered says nothing about the cohort.
+    const lowered = applyLimit('page_size', PAGE_SIZE, { default: PAGE_SIZE, cap: first.page_size }).warning;
+    const stores = first.download.stores;
     if (!stores?.cloud1 || !stores.cloud2) throw new Error(`the API at ${this.base} does not say where its objects are (no download.stores); pass --endpoint URL`);
-    return { series, stores, size_MB: size, warnings: [...warnings] };
+    const pages = async function* (this: ServiceClient): AsyncGenerator<SeriesRow[]> {
+      for (let page = 0; ; page++) {
+        const r = page === 0 ? first : await this.page(filters, page);
+        if (r.total_series !== first.total_series) throw new Error(`the cohort changed while it was read (${first.total_series} series, now ${r.total_series}): the service switched release? Run the command again`);
+        yield r.series;
+        if (!r.has_more || r.series.length === 0) break;
+      }
+    };
+    return { total: first.total_series, stores, size_MB: first.counts.size_MB, warnings: first.warnings.filter((w) => w !== lowered), pages: () => pages.call(this) };
   }
 
   async licenses(filters: Filters): Promise<LicenseRow[]> {
@@ -129,23 +135,11 @@ export class ServiceClient {
   }
 
   /**
-   * What every line of a saved manifest is in the served release, in as many
-   * requests as the text needs; line numbers are those of the whole text.
+   * What each line of one chunk of a saved manifest is in the served release
+   * (line numbers from 1 within the chunk). The downloader streams a manifest
+   * in chunks of at most RESOLVE_CHUNK lines.
    */
-  async resolve(text: string): Promise<ResolveWire> {
-    const lines = text.split(/\r?\n/);
-    if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-    let out: ResolveWire | undefined;
-    for (let i = 0; i < lines.length || out === undefined; i += RESOLVE_CHUNK) {
-      const r = await this.post<ResolveWire>(SURFACES.resolve_series.rest.path, { text: lines.slice(i, i + RESOLVE_CHUNK).join('\n') });
-      for (const l of r.lines) l.line += i;
-      if (!out) out = r;
-      else {
-        out.lines.push(...r.lines);
-        for (const k of Object.keys(out.totals) as (keyof ResolveWire['totals'])[]) out.totals[k] += r.totals[k];
-      }
-      if (lines.length === 0) break;
-    }
-    return out;
+  async resolveLines(lines: string[]): Promise<ResolveWire> {
+    return this.post<ResolveWire>(SURFACES.resolve_series.rest.path, { text: lines.join('\n') });
   }
 }

@@ -118,7 +118,7 @@ export async function cohortManifest(ctx: AppContext, req: ManifestRequest, comm
   const pageSize = pageSizeOf(ctx, req.page_size);
   if (req.as_of !== undefined) return asOfManifest(ctx, req, pageSize, commands);
   // A page is bounded by its size: an empty filter pages the whole release, as the public service
-  // does, with the compiler's "entire dataset" warning (manifest.txt, unbounded, still refuses it).
+  // does, with the compiler's "entire dataset" warning (manifest.txt streams the whole release for it).
   const compiled = await compileFilter(ctx, req.filters);
   const warnings = [...compiled.warnings];
   const page = Math.max(0, Math.floor(req.page ?? 0));

@@ -10,7 +10,7 @@ import { manifestCapOf } from '../../config.ts';
 import type { AppContext } from '../context.ts';
 import type { Param } from '../engine/engine.ts';
 import { streamLines } from './line-stream.ts';
-import { field, invalidQuery, invalidRequest, msg, see } from '../errors.ts';
+import { field, invalidQuery, invalidRequest, msg } from '../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 import { folderNameSql } from '../rules/folder-name.ts';
 import { DOWNLOAD_DIR, s5cmdFileName, s5cmdRunCommand } from '../rules/shell.ts';
@@ -74,23 +74,6 @@ function lineExpression(ctx: AppContext, store: StoreKey, format: ManifestFormat
 /** The s5cmd command that runs a store's manifest file. */
 export function s5cmdRun(ctx: AppContext, store: StoreKey, file = s5cmdFileName(store)): string {
   return s5cmdRunCommand(ctx.dataset.stores[store].endpoint, file);
-}
-
-function refuseEmpty(compiled: CompiledFilter): void {
-  if (compiled.empty) {
-    throw invalidQuery(
-      msg`A manifest needs at least one filter (terms or ranges); an empty filter would list the entire dataset. For whole-dataset totals use ${see(
-        'get_cohort_counts',
-      )} with {}; for a manifest, filter e.g. {"terms": {"collection_id": ["nlst"]}}.`,
-    );
-  }
-}
-
-export function compileManifestFilter(ctx: AppContext, filters: FilterObject | undefined): Promise<CompiledFilter> {
-  return compileFilter(ctx, filters).then((c) => {
-    refuseEmpty(c);
-    return c;
-  });
 }
 
 export interface ManifestTextRequest {
@@ -163,7 +146,9 @@ async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
  */
 async function manifestSource(ctx: AppContext, req: ManifestTextRequest) {
   if (req.as_of === undefined) {
-    const c = await compileManifestFilter(ctx, req.filters);
+    // An empty filter is the whole release, with the compiler's "entire dataset" warning: the body streams
+    // in bounded memory, so the commands a manifest page prints for {} work as printed.
+    const c = await compileFilter(ctx, req.filters);
     return { from: '"index"', where: c.where, params: c.params as Param[], filters_applied: c.filters_applied, warnings: c.warnings, names: null };
   }
   const c = await asOfCohort(ctx, req.filters, req.as_of);

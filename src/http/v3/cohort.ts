@@ -213,7 +213,7 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
           'The full manifest as text/plain, streamed: one s3:// series URL per line (s3://<bucket>/<crdc_series_uuid>/*), in manifest-page order. ' +
           'source=cloud2 lists the buckets of the second store, reached through its S3-compatible endpoint (URLs keep s3://). ' +
           'format=s5cmd emits a cp line per series, preceded by a # comment with the s5cmd command to run the file. ' +
-          'Headers X-Total-Count, X-Returned-Count, X-Truncated and X-Manifest-Limit say whether the list is complete; a list cut by limit (or by the server\'s IDQS_MANIFEST_CAP, unset by default) also ends with a line "# Truncated: ..." saying how many series were left out. At least one filter is required. ' +
+          'Headers X-Total-Count, X-Returned-Count, X-Truncated and X-Manifest-Limit say whether the list is complete; a list cut by limit (or by the server\'s IDQS_MANIFEST_CAP, unset by default) also ends with a line "# Truncated: ..." saying how many series were left out. An empty filter lists the whole release (X-Filter-Warnings says so). ' +
           'A manifest that fails half-way ends with a line starting "# ERROR:" and an aborted transfer, never a clean end. ' +
           'Streamed exports share a budget (503 busy with Retry-After when full); a client that stops reading is cut after the write deadline.',
         body: ManifestTextBody,

@@ -106,7 +106,7 @@ export function cohortTools(limits: ToolLimits): ToolDef[] {
       description:
         'The public s3:// URLs of the series folders of a cohort (one per series, ending in /*), in manifest order, for cloud1 (default) or cloud2. ' +
         `Bounded: default ${urls.default}, at most ${urls.cap}; truncated=true means the cohort has more series (total says how many). ` +
-        'Needs at least one filter; size the cohort with get_cohort_counts first.',
+        'No filter lists the whole release; size the cohort with get_cohort_counts first.',
       input: {
         ...filterInput,
         source: Type.Optional(Type.String({ description: 'Store: cloud1 (default) or cloud2; aws and gcs are accepted as their names.' })),
