@@ -253,7 +253,14 @@ test('get_cohort_urls returns the lines and headers of POST /v3/cohort/manifest.
     assert.deepEqual(u.warnings, JSON.parse(r.headers.get('x-filter-warnings') ?? '[]'));
     assert.deepEqual(JSON.parse(text(t)), t.structuredContent);
   }
+  // No filter: the whole release, as manifest.txt streams it, cut at the tool's limit and saying so.
   const empty = await call('get_cohort_urls', {});
-  assert.equal(empty.isError, true);
-  assert.equal((empty.structuredContent as { error: { code: string } }).error.code, 'invalid_query');
+  assert.ok(!empty.isError, text(empty));
+  const e = empty.structuredContent as { urls: string[]; total: number; returned: number; truncated: boolean; limit: number; warnings: string[] };
+  const whole = Number((await s.ctx.engine.one(`SELECT count(*) AS n FROM "index"`))!.n);
+  assert.equal(e.total, whole);
+  assert.equal(e.returned, Math.min(whole, e.limit));
+  assert.equal(e.urls.length, e.returned);
+  assert.equal(e.truncated, whole > e.limit);
+  assert.ok(e.warnings.some((w) => /entire/i.test(w)), JSON.stringify(e.warnings));
 });

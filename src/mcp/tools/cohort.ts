@@ -76,7 +76,7 @@ export function cohortTools(limits: ToolLimits): ToolDef[] {
       title: 'Cohort manifest page and download commands',
       description:
         'Counts, one page of matching series (collection, patient, study and series UIDs, modality, size, URL, license) and a download payload ' +
-        '(URL preview and ready-to-run commands). Needs at least one filter. Call get_cohort_counts first; ' +
+        '(URL preview and ready-to-run commands). Without a filter it pages the whole release (with a warning). Call get_cohort_counts first; ' +
         `keep page_size small (default ${pageSize.default}, at most ${pageSize.cap}) and page with page while has_more is true. ` +
         'Report the size and check get_licenses before suggesting a download; for the URLs alone use get_cohort_urls.',
       input: {
