@@ -151,26 +151,34 @@ export async function cohortManifest(ctx: AppContext, req: ManifestRequest, comm
   }
   const series = rows as unknown as ManifestRow[];
   const preview = (previewRows ?? series.slice(0, PREVIEW_SIZE)).map((r) => String(r.series_cloud1_url));
-  const total = counts.series;
+  return { ...pageOf(ctx, { counts, page, pageSize, series, preview, commands, applied: compiled.filters_applied }), filters_applied: compiled.filters_applied, warnings };
+}
+
+/** What every manifest page has: its counts, where it stands, its rows and the download payload. */
+function pageOf(
+  ctx: AppContext,
+  p: { counts: Counts; page: number; pageSize: number; series: ManifestRow[]; preview: string[]; commands: CommandWriter; applied: CompiledFilter['filters_applied']; as_of?: string },
+) {
+  const total = p.counts.series;
+  const offset = p.page * p.pageSize;
   return {
-    counts,
-    page,
-    page_size: pageSize,
-    returned: series.length,
+    counts: p.counts,
+    page: p.page,
+    page_size: p.pageSize,
+    returned: p.series.length,
     total_series: total,
-    total_pages: Math.ceil(total / pageSize),
-    has_more: offset + pageSize < total,
-    series,
+    total_pages: Math.ceil(total / p.pageSize),
+    has_more: offset + p.pageSize < total,
+    series: p.series,
     download: downloadInfo(ctx, {
-      applied: compiled.filters_applied,
+      applied: p.applied,
       total_series: total,
-      size_TB: counts.size_TB,
-      size_MB: counts.size_MB,
-      preview,
-      commands,
+      size_TB: p.counts.size_TB,
+      size_MB: p.counts.size_MB,
+      preview: p.preview,
+      commands: p.commands,
+      ...(p.as_of === undefined ? {} : { as_of: p.as_of }),
     }),
-    filters_applied: compiled.filters_applied,
-    warnings,
   };
 }
 
@@ -187,32 +195,10 @@ async function asOfManifest(ctx: AppContext, req: ManifestRequest, pageSize: num
     ctx.engine.rows(`SELECT series_cloud1_url ${from} LIMIT ?`, [...c.params, PREVIEW_SIZE]),
   ]);
   const series = rows as unknown as ManifestRow[];
-  const total = counts.series;
   const { as_of, computed_on, filters_applied, warnings, ...totals } = counts;
   if (series.some((r) => r.license_short_name === null)) {
     warnings.push('Series the served release no longer has show no SeriesDescription, license_short_name or analysis_result_id: prior_versions_index does not record them.');
   }
-  return {
-    counts: totals,
-    page,
-    page_size: pageSize,
-    returned: series.length,
-    total_series: total,
-    total_pages: Math.ceil(total / pageSize),
-    has_more: offset + pageSize < total,
-    series,
-    download: downloadInfo(ctx, {
-      applied: filters_applied,
-      total_series: total,
-      size_TB: counts.size_TB,
-      size_MB: counts.size_MB,
-      preview: previewRows.map((r) => String(r.series_cloud1_url)),
-      commands,
-      as_of,
-    }),
-    filters_applied,
-    warnings,
-    as_of,
-    computed_on,
-  };
+  const preview = previewRows.map((r) => String(r.series_cloud1_url));
+  return { ...pageOf(ctx, { counts: totals, page, pageSize, series, preview, commands, applied: filters_applied, as_of }), filters_applied, warnings, as_of, computed_on };
 }
