@@ -306,6 +306,12 @@ releaseOptions(serve, true)
     // A fleet's primary prints the banner once, for every worker.
     if (worker) announceBanner(banner);
     else process.stderr.write(`${banner}\n`);
+    // The default release's index was read before listening; the others' are read (or built) now, in the
+    // background, so the first request naming one does not wait for it (SQL answers until then).
+    if (several) {
+      const { warmCohortIndex } = await import('../core/services/cohort-index/build.ts');
+      for (const c of contexts.slice(1)) warmCohortIndex(c);
+    }
     // Graceful stop within IDQS_SHUTDOWN_S whatever the clients do; a second signal stops at once.
     // Exit 0 when every request finished in time, else EXIT_CUT. The caller-SQL workers are killed
     // and waited for before the process exits (and the kernel kills any left when it does).
