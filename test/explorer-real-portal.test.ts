@@ -7,7 +7,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { lit } from '../src/core/data/sql.ts';
@@ -125,4 +125,26 @@ test(`the real release ${PIN.release}: Modality ALL from a link, then the None b
   await b.page.locator('#filters [data-facet="BodyPartExamined"] [data-none-bucket]').scrollIntoViewIfNeeded();
   await b.screenshot('portal-real-1440-none-bucket');
   assert.deepEqual(b.problems, [], 'no console error or failed request');
+});
+
+test(`the real release ${PIN.release}: the Export tab's series file holds every series of a cohort larger than one export request, as SQL lists them`, { skip: SKIP_REAL }, async () => {
+  // A collection of 12,000 to 40,000 series: the explorer fetches it in several requests of 5,000 rows.
+  const [pick] = await rows(`SELECT collection_id AS c, count(*) AS n FROM idx GROUP BY 1 HAVING count(*) BETWEEN 12000 AND 40000 ORDER BY 2, 1 LIMIT 1`);
+  assert.ok(pick, 'the release has a collection of that size');
+  const c = String(pick.c);
+  const want = (await rows(`SELECT SeriesInstanceUID AS s FROM idx WHERE collection_id = ${lit(c)}`)).map((r) => String(r.s));
+  await b.page.goto(`${s.url}/?collection_id=${encodeURIComponent(c)}&tab=export`);
+  const button = b.page.getByRole('button', { name: 'Download JSON (one object per line)' });
+  await button.waitFor({ timeout: 60_000 });
+  // The button needs the cohort's totals (how many requests it will make): wait for them to show.
+  await b.page.getByText(/fetched in \d+ requests of 5,000 rows/).waitFor({ timeout: 60_000 });
+  const [download] = await Promise.all([b.page.waitForEvent('download', { timeout: 180_000 }), button.click()]);
+  const got = readFileSync((await download.path())!, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => String((JSON.parse(l) as { SeriesInstanceUID: unknown }).SeriesInstanceUID));
+  assert.equal(got.length, want.length, `${c}: one line per series`);
+  assert.equal(new Set(got).size, got.length, 'no series twice');
+  assert.deepEqual(new Set(got), new Set(want), `${c}: exactly the collection's series`);
+  await b.page.getByRole('status').filter({ hasText: `Saved ${want.length.toLocaleString('en-US')} rows` }).waitFor({ timeout: 10_000 });
 });
