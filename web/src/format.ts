@@ -4,6 +4,9 @@
 
 const integer = new Intl.NumberFormat('en-US');
 
+/** The text with its first letter capitalised: a count mode as a heading ("patients" -> "Patients"). */
+export const cap = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+
 export function count(n: number): string {
   return integer.format(n);
 }

@@ -4,9 +4,10 @@
 // counts by modality, description, open as the cohort), at #analysis=<id>.
 
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, type Citations, type CountMode, type Facets, type Filter, type TermFacet } from '../api.ts';
+import { get, type CountMode, type Facets, type Filter, type TermFacet } from '../api.ts';
 import { count as fmtCount } from '../format.ts';
 import { ErrorBox } from './common.tsx';
+import { DetailTail, useDetailFacts } from './detail-parts.tsx';
 import { ListView, type Column } from './list-view.tsx';
 
 export interface AnalysisResult {
@@ -93,20 +94,12 @@ export function AnalysisList(props: { facets: Facets | null; mode: CountMode; on
   );
 }
 
-function plainText(html: string | null): string {
-  if (!html) return '';
-  return (new DOMParser().parseFromString(html, 'text/html').body.textContent ?? '').trim();
-}
-
 export function AnalysisPage(props: { id: string; mode: CountMode; onBack: () => void; onCohort: (f: Filter) => void }) {
   const [r, setR] = useState<AnalysisResult | null>(null);
-  const [mods, setMods] = useState<TermFacet | null>(null);
-  const [totals, setTotals] = useState<Facets['totals'] | null>(null);
-  const [cite, setCite] = useState<string[] | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const facts = useDetailFacts({ analysis_result_id: [props.id] }, props.mode);
+  const totals = facts.totals;
   useEffect(() => {
-    const ac = new AbortController();
-    const filters = { terms: { analysis_result_id: [props.id] } };
     analysisResults()
       .then((rs) => {
         const found = rs.find((x) => x.analysis_result_id === props.id);
@@ -114,17 +107,7 @@ export function AnalysisPage(props: { id: string; mode: CountMode; onBack: () =>
         else setError(new Error(`No analysis result has analysis_result_id '${props.id}'.`));
       })
       .catch(setError);
-    post<Facets>('/v3/cohort/facets', { filters, attributes: ['Modality'], count: props.mode, limit: 100 }, ac.signal)
-      .then((f) => {
-        setMods(f.facets.Modality as TermFacet);
-        setTotals(f.totals);
-      })
-      .catch(() => {});
-    post<Citations>('/v3/citations', { filters, citation_format: 'apa' }, ac.signal)
-      .then((c) => setCite(c.citations.map((x) => (typeof x === 'string' ? x : JSON.stringify(x)))))
-      .catch(() => {});
-    return () => ac.abort();
-  }, [props.id, props.mode]);
+  }, [props.id]);
   if (error) return <ErrorBox error={error} title={`Analysis result ${props.id}`} />;
   if (!r) return <div class="muted">Loading {props.id}…</div>;
   return (
@@ -162,29 +145,7 @@ export function AnalysisPage(props: { id: string; mode: CountMode; onBack: () =>
           )}
         </dd>
       </dl>
-      {mods ? (
-        <>
-          <h3>{props.mode} by modality</h3>
-          <table class="data narrow-table">
-            <tbody>
-              {mods.values
-                .filter((v) => v.count > 0)
-                .map((v) => (
-                  <tr key={v.value} data-modality={v.value}>
-                    <th scope="row">{v.value}</th>
-                    <td class="num" data-count={v.count}>
-                      {fmtCount(v.count)}
-                    </td>
-                  </tr>
-                ))}
-            </tbody>
-          </table>
-        </>
-      ) : null}
-      <h3>Citation</h3>
-      {cite ? cite.map((c) => <p key={c} class="cite">{c}</p>) : <p class="muted">Loading…</p>}
-      <h3>Description</h3>
-      <p class="description">{plainText(r.description) || '—'}</p>
+      <DetailTail facts={facts} mode={props.mode} description={r.description} />
     </article>
   );
 }

@@ -7,8 +7,9 @@
 // so the cohort's own query string is left as it is.
 
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { allCollections, post, get, type Citations, type CollectionInfo, type CountMode, type Facets, type Filter, type TermFacet } from '../api.ts';
-import { count as fmtCount, size } from '../format.ts';
+import { allCollections, post, get, type CollectionInfo, type CountMode, type Facets, type Filter, type TermFacet } from '../api.ts';
+import { cap, count as fmtCount, size } from '../format.ts';
+import { DetailTail, useDetailFacts } from './detail-parts.tsx';
 import { CartToggle, ErrorBox } from './common.tsx';
 import { ListView, type Column } from './list-view.tsx';
 import { useInCart } from './row-cart.tsx';
@@ -126,14 +127,6 @@ export function CollectionsList(props: ListProps) {
   );
 }
 
-const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
-
-/** The text of the release's HTML description (parsed inertly: nothing of it runs or loads). */
-function plainText(html: string | null): string {
-  if (!html) return '';
-  return (new DOMParser().parseFromString(html, 'text/html').body.textContent ?? '').replace(/\s+\n/g, '\n').trim();
-}
-
 interface Detail extends CollectionInfo {
   patients: number;
   studies: number;
@@ -146,22 +139,14 @@ interface Detail extends CollectionInfo {
 
 export function CollectionPage(props: { id: string; mode: CountMode; onBack: () => void; onCohort: (f: Filter) => void }) {
   const [d, setD] = useState<Detail | null>(null);
-  const [mods, setMods] = useState<TermFacet | null>(null);
-  const [cite, setCite] = useState<string[] | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const facts = useDetailFacts({ collection_id: [props.id] }, props.mode);
   useEffect(() => {
     const ac = new AbortController();
-    const filters = { terms: { collection_id: [props.id] } };
     setD(null);
     get<Detail>(`/v3/collections/${encodeURIComponent(props.id)}`, ac.signal).then(setD).catch((e: unknown) => !ac.signal.aborted && setError(e));
-    post<Facets>('/v3/cohort/facets', { filters, attributes: ['Modality'], count: props.mode, limit: 100 }, ac.signal)
-      .then((f) => setMods(f.facets.Modality as TermFacet))
-      .catch(() => {});
-    post<Citations>('/v3/citations', { filters, citation_format: 'apa' }, ac.signal)
-      .then((c) => setCite(c.citations.map((x) => (typeof x === 'string' ? x : JSON.stringify(x)))))
-      .catch(() => {});
     return () => ac.abort();
-  }, [props.id, props.mode]);
+  }, [props.id]);
   if (error) return <ErrorBox error={error} title={`Collection ${props.id}`} />;
   if (!d) return <div class="muted">Loading {props.id}…</div>;
   const dois = d.sources.filter((s) => s.source_DOI);
@@ -211,29 +196,7 @@ export function CollectionPage(props: { id: string; mode: CountMode; onBack: () 
         <dt>Supporting data</dt>
         <dd>{d.supporting_data ?? '—'}</dd>
       </dl>
-      {mods ? (
-        <>
-          <h3>{cap(props.mode)} by modality</h3>
-          <table class="data narrow-table">
-            <tbody>
-              {mods.values
-                .filter((v) => v.count > 0)
-                .map((v) => (
-                  <tr key={v.value} data-modality={v.value}>
-                    <th scope="row">{v.value}</th>
-                    <td class="num" data-count={v.count}>
-                      {fmtCount(v.count)}
-                    </td>
-                  </tr>
-                ))}
-            </tbody>
-          </table>
-        </>
-      ) : null}
-      <h3>Citation</h3>
-      {cite ? cite.map((c) => <p key={c} class="cite">{c}</p>) : <p class="muted">Loading…</p>}
-      <h3>Description</h3>
-      <p class="description">{plainText(d.description) || '—'}</p>
+      <DetailTail facts={facts} mode={props.mode} description={d.description} />
     </article>
   );
 }
