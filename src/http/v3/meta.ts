@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { stats, version } from '../../core/services/version.ts';
 import { readiness } from '../../core/services/readiness.ts';
 import { sendError } from '../errors.ts';
-import { errors } from './schemas.ts';
+import { ReleaseTotals, errors } from './schemas.ts';
 
 const Version = Type.Object({
   idc_version: Type.String({ description: 'Data release served, e.g. v24.' }),
@@ -20,17 +20,7 @@ const Version = Type.Object({
   ),
 });
 
-const Stats = Type.Object({
-  idc_version: Type.String(),
-  collections: Type.Integer(),
-  analysis_results: Type.Integer(),
-  patients: Type.Integer(),
-  studies: Type.Integer(),
-  series: Type.Integer(),
-  instances: Type.Integer(),
-  size_TB: Type.Number({ description: 'Total size in decimal terabytes (MB / 1e6), six decimals.' }),
-  size_MB: Type.Number({ description: 'Total size in decimal megabytes.' }),
-});
+const Stats = Type.Composite([Type.Object({ idc_version: Type.String() }), ReleaseTotals]);
 
 export async function metaRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;

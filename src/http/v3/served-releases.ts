@@ -3,24 +3,19 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { listReleases } from '../../core/releases.ts';
-import { errors } from './schemas.ts';
+import { ReleaseTotals, errors } from './schemas.ts';
 
-const Release = Type.Object({
-  release: Type.String({ description: 'Index version, the name a request gives in its release member: 25.0.5.' }),
-  idc_version: Type.String({ description: 'Data release, e.g. v25 (a request may name it when one served release has it).' }),
-  idc_index_data_version: Type.String(),
-  dataset_identity: Type.String({ description: 'Content identity of the release’s database (its ETags derive from it).' }),
-  default: Type.Boolean({ description: 'True for the release a request that names none gets (the newest).' }),
-  synthetic: Type.Boolean(),
-  collections: Type.Integer(),
-  analysis_results: Type.Integer(),
-  patients: Type.Integer(),
-  studies: Type.Integer(),
-  series: Type.Integer(),
-  instances: Type.Integer(),
-  size_TB: Type.Number(),
-  size_MB: Type.Number(),
-});
+const Release = Type.Composite([
+  Type.Object({
+    release: Type.String({ description: 'Index version, the name a request gives in its release member: 25.0.5.' }),
+    idc_version: Type.String({ description: 'Data release, e.g. v25 (a request may name it when one served release has it).' }),
+    idc_index_data_version: Type.String(),
+    dataset_identity: Type.String({ description: 'Content identity of the release’s database (its ETags derive from it).' }),
+    default: Type.Boolean({ description: 'True for the release a request that names none gets (the newest).' }),
+    synthetic: Type.Boolean(),
+  }),
+  ReleaseTotals,
+]);
 
 export async function servedReleaseRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;
