@@ -5,7 +5,7 @@
 // ID can appear in two collections, so counts are distinct entities per
 // value, never sums of per-collection counts.
 
-import type { Clause, PassResult } from './count.ts';
+import { termClause, type Clause, type PassResult } from './count.ts';
 import type { CollectionColumn, CountMode, FacetTable } from './table.ts';
 
 /** The clause of a collection-level term filter: rows whose collection lists none of the selected values are rejected. */
@@ -17,21 +17,8 @@ export function collectionClause(t: FacetTable, c: CollectionColumn, selected: s
   }
   // orMissing: also a collection listing no value (the SQL path's NOT IN the collections that list one).
   const accepted = Uint8Array.from(c.valuesOf, (codes) => (codes.some((x) => wanted[x] === 1) || (orMissing && codes.length === 0) ? 1 : 0));
-  const slot = c.collectionSlot;
-  return {
-    attribute: c.def.name,
-    // Not a slot of its own: no other facet counts rows this clause alone rejects.
-    slot: -1,
-    rejects: (fail, which, k) => {
-      const { codes, width, rows } = t;
-      for (let r = 0, i = slot; r < rows; r++, i += width) {
-        if (accepted[codes[i]!] !== 1) {
-          fail[r]!++;
-          which[r] = k;
-        }
-      }
-    },
-  };
+  // A term clause over the collection_id codes; not a slot of its own: no other facet counts rows this clause alone rejects.
+  return { ...termClause(t, c.def.name, c.collectionSlot, accepted), slot: -1 };
 }
 
 export interface CollectionCounts {
