@@ -227,7 +227,12 @@ async function demoDb(cfg: Config): Promise<string> {
 
 /** --release, --source and --mirror, shared by serve, mcp and data fetch. */
 function releaseOptions(cmd: Command, withEnv: boolean): Command {
-  const rel = new Option('--release <version>', 'real release: a version such as 25.0.5, or latest (fetched and built when not in the cache)');
+  const rel = new Option(
+    '--release <version>',
+    withEnv
+      ? 'real release: a version such as 25.0.5, or latest (fetched and built when not in the cache); several separated by commas (25.0.5,24.2.2) are served together, each request naming one (default the newest)'
+      : 'real release: a version such as 25.0.5, or latest (fetched and built when not in the cache)',
+  );
   const src = new Option('--source <source>', 'where to fetch the release: gcs (public bucket, default), github (release assets) or pypi (the wheel: core tables only)');
   return cmd
     .addOption(withEnv ? rel.env('IDQS_RELEASE') : rel)
@@ -261,13 +266,13 @@ const serve = program
   .description('Serve the HTTP API and the web explorer at / (default: the newest real release in the cache, else the latest one fetched, else the generated demo data; --demo: the demo data, offline)')
   .addOption(new Option('--port <port>', 'port to listen on').argParser(port).env('PORT').default(8000))
   .addOption(new Option('--host <host>', 'interface to bind').env('HOST').default('127.0.0.1'))
-  .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)')
+  .option('--db <path>', 'prebuilt database file to serve, or several separated by commas (env IDQS_DB)')
   .option('--demo', 'serve the generated demo dataset (identifiers are not real) without touching the network (env IDQS_DEMO=1)')
   .addOption(new Option('--workers <n>', 'worker processes sharing the port, each with its own engine (default 1: a single process; 0 = one per core)').argParser(workersArg).env('IDQS_WORKERS'));
 releaseOptions(serve, true)
   .addHelpText(
     'after',
-    '\nExamples:\n  idqs serve                       # the newest real release in the cache; none: the latest one, fetched (bucket, then GitHub, then PyPI) and built once; no network: the demo data\n  idqs serve --demo                # the generated demo dataset, offline\n  idqs serve --release latest      # the newest real release (fetched and built once, then cached)\n  idqs serve --release 25.0.5 --source pypi\n  idqs serve --db idc.duckdb --workers 4   # one port, four processes; a dead one is replaced\n\nSIGTERM or SIGINT drains: in-flight requests finish within IDQS_SHUTDOWN_S, then the server exits.',
+    '\nExamples:\n  idqs serve                       # the newest real release in the cache; none: the latest one, fetched (bucket, then GitHub, then PyPI) and built once; no network: the demo data\n  idqs serve --demo                # the generated demo dataset, offline\n  idqs serve --release latest      # the newest real release (fetched and built once, then cached)\n  idqs serve --release 25.0.5 --source pypi\n  idqs serve --release 25.0.5,24.2.2 --source pypi   # two releases; a request names one with release (default the newest)\n  idqs serve --db idc.duckdb --workers 4   # one port, four processes; a dead one is replaced\n\nSIGTERM or SIGINT drains: in-flight requests finish within IDQS_SHUTDOWN_S, then the server exits.',
   )
   .action(async (o: { port: number; host: string; db?: string; workers?: number } & DataFlags) => {
     // The flags win: where it listens decides the absolute URLs it falls back to and its DNS-rebinding guard.
@@ -342,7 +347,7 @@ releaseOptions(serve, true)
 const mcp = program
   .command('mcp')
   .description('Serve the agent tools (MCP) over stdio, for a local MCP client (logs go to stderr); the data as idqs serve chooses it')
-  .option('--db <path>', 'prebuilt database file to serve (env IDQS_DB)')
+  .option('--db <path>', 'prebuilt database file to serve, or several separated by commas (env IDQS_DB)')
   .option('--demo', 'the generated demo dataset, offline (env IDQS_DEMO=1)');
 releaseOptions(mcp, true)
   .action(async (o: { db?: string } & DataFlags) => {
