@@ -70,4 +70,23 @@ test('the resolve route: a 413 past the line limit (saying it), a 422 for a body
   assert.deepEqual(out.lines.map((l) => [l.line, l.class, l.kind ?? null]), [[3, 'current', 'crdc_series_uuid'], [4, 'current', 'StudyInstanceUID'], [5, 'invalid', null]]);
   assert.equal(out.lines[0]!.SeriesInstanceUID, row.SeriesInstanceUID);
   assert.match(out.lines[0]!.message!, /the bucket x is not one of the stores' buckets/);
+
+  // As TSV: the same lines, a cell per field of the JSON line; a header line's tabs do not split its row.
+  const both = `series_id\tx\n${row.SeriesInstanceUID}\n00000000-0000-4000-8000-000000000000`;
+  const json = (await (await s.post('/v3/series/resolve', { text: both })).json()) as { totals: unknown; lines: Record<string, unknown>[] };
+  const tr = await s.post('/v3/series/resolve', { text: both, format: 'tsv' });
+  assert.equal(tr.status, 200);
+  const [head, names, ...rows] = (await tr.text()).trimEnd().split('\n');
+  assert.equal(head, `# resolved against ${s.ctx.dataset.release}; totals ${JSON.stringify(json.totals)}`);
+  const cols = names!.split('\t');
+  assert.equal(rows.length, 3);
+  const cell = (v: unknown) => (v === undefined || v === null ? '' : String(v).replace(/\t/g, ' '));
+  rows.forEach((r, i) => {
+    const l = json.lines[i]!;
+    const cur = (l.current ?? {}) as Record<string, unknown>;
+    const want = cols.map((c) => (c.startsWith('current_') ? cell(cur[c.slice(8)]) : c === 'license_short_name' ? cell(cur.license_short_name) : c === 'versions' ? cell(l.versions) : cell(l[c])));
+    assert.deepEqual(r.split('\t'), want, r);
+  });
+  assert.deepEqual(rows.map((r) => r.split('\t')[1]), ['header', 'current', 'unknown']);
+  assert.equal((await s.post('/v3/series/resolve', { text: 'x', format: 'csv' })).status, 422);
 });
