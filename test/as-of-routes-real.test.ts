@@ -188,7 +188,6 @@ test('the MCP tools answer as the routes do; refusals on every route say what as
     assert.match((await json<Err>(path, old, 400)).error.message, /as_of is v1, which this data cannot answer: .*releases v2 to v25 can be asked/, path);
   }
   assert.match((await json<Err>('/v3/cohort/facets', { filters: { terms }, as_of: from, attributes: ['BodyPartExamined'] }, 400)).error.message, /BodyPartExamined, which earlier releases do not record; facets as of a release exist for collection_id/);
-  assert.match((await json<Err>('/v3/cohort/manifest.txt', { filters: {}, as_of: from }, 400)).error.message, new RegExp(`empty filter would list the entire ${from} release`));
   assert.match((await json<Err>('/v3/licenses', { any_of: [{ terms }], as_of: from }, 400)).error.message, /any_of; filters over releases take terms on/);
 });
 
@@ -206,4 +205,49 @@ test('the changes list (TSV), streamed, holds every changed series with every co
     // Same order: by change, then manifest order.
     assert.deepEqual(rows, json.series.map((row) => cols.map((k) => cell(row[k])).join('\t')), c);
   }
+});
+
+test('as_of the whole earlier release: its own index plus only the series restored unchanged after a withdrawal, and the answer says the records hold no gaps', { skip }, async () => {
+  // The later release records a version's first and last release only: series absent from the earlier release's own index
+  // but recorded as unchanged since before it (a collection withdrawn and restored, today mri_dir) read as served then.
+  const GAPS = `SELECT * FROM cur_index WHERE series_revised_idc_version <= ${from.slice(1)} AND SeriesInstanceUID NOT IN (SELECT SeriesInstanceUID FROM prev_index)`;
+  const [want] = await rel.rows(`SELECT count(DISTINCT PatientID) AS patients, count(DISTINCT StudyInstanceUID) AS studies, count(*) AS series, sum(series_size_MB) AS mb,
+      (SELECT count(*) FROM (${GAPS})) AS gaps
+    FROM (SELECT PatientID, StudyInstanceUID, series_size_MB FROM prev_index UNION ALL SELECT PatientID, StudyInstanceUID, series_size_MB FROM (${GAPS}))`);
+  const got = await json<{ patients: number; studies: number; series: number; size_MB: number; warnings: string[] }>('/v3/cohort/counts', { filters: {}, as_of: from });
+  assert.ok(Number(want!.gaps) < 200, `${want!.gaps} series restored unchanged`);
+  assert.deepEqual([got.patients, got.studies, got.series], [Number(want!.patients), Number(want!.studies), Number(want!.series)]);
+  assert.ok(Math.abs(got.size_MB - Number(want!.mb)) <= 0.005 * got.series + 0.01, `${got.size_MB} vs ${want!.mb}`);
+  assert.ok(got.warnings.some((w) => w.startsWith(`${from} is reconstructed from ${current}'s records`) && /no gaps/.test(w)), JSON.stringify(got.warnings));
+  // Every answer about an earlier release carries it (here a collection's manifest page); one about the served release does not.
+  const page = await json<{ warnings: string[] }>('/v3/cohort/manifest', { filters: { terms: { collection_id: [mixed] } }, as_of: from });
+  assert.ok(page.warnings.some((w) => /no gaps/.test(w)), JSON.stringify(page.warnings));
+  const now = await json<{ warnings: string[] }>('/v3/cohort/counts', { filters: { terms: { collection_id: [mixed] } }, as_of: current });
+  assert.ok(!now.warnings.some((w) => /no gaps/.test(w)), JSON.stringify(now.warnings));
+});
+
+test('manifest.txt as_of with no filter streams the whole earlier release, as the commands of its manifest page ask', { skip }, async () => {
+  // What the page prints for {} is what manifest.txt then answers: the body its save_manifest command posts.
+  type Page = { total_series: number; download: { commands: { save_manifest: string } } };
+  const page = await json<Page>('/v3/cohort/manifest', { filters: {}, as_of: from, page_size: 1 });
+  const posted = /-d '([^']+)'/.exec(page.download.commands.save_manifest)?.[1];
+  assert.ok(posted, page.download.commands.save_manifest);
+  assert.deepEqual(JSON.parse(posted), { filters: { terms: {}, ranges: {} }, as_of: from });
+  // Every URL of the earlier release's own index, and the series restored unchanged after a withdrawal (see above).
+  const want = await rel.rows(`SELECT 's3://' || aws_bucket || '/' || crdc_series_uuid || '/*' AS url FROM prev_index
+    UNION ALL SELECT 's3://' || aws_bucket || '/' || crdc_series_uuid || '/*' FROM cur_index
+      WHERE series_revised_idc_version <= ${from.slice(1)} AND SeriesInstanceUID NOT IN (SELECT SeriesInstanceUID FROM prev_index)`);
+  const r = await s.post('/v3/cohort/manifest.txt', JSON.parse(posted));
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('x-total-count'), String(want.length));
+  assert.equal(r.headers.get('x-truncated'), 'false');
+  assert.match(r.headers.get('x-filter-warnings') ?? '', new RegExp(`whole ${from} release`));
+  const lines = (await r.text()).trimEnd().split('\n');
+  assert.equal(lines.shift(), `# The series versions release ${from} served, computed on release ${current}.`);
+  assert.equal(lines.length, want.length);
+  assert.equal(page.total_series, want.length);
+  const urls = new Set(want.map((w) => String(w.url)));
+  assert.equal(urls.size, want.length);
+  assert.equal(lines.filter((l) => urls.has(l)).length, want.length, 'every line is a URL of the earlier release, none twice');
+  assert.equal(new Set(lines).size, lines.length);
 });

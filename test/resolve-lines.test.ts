@@ -1,11 +1,17 @@
 // Reading saved lines (the rule the service and the downloader share), and the
 // resolve route's refusals, on the small test dataset: more lines than the
-// configured limit is a 413 naming it, a body of neither or both forms a 422.
+// configured limit is a 413 naming it, a body of neither or both forms a 422;
+// the TSV form cell by cell against the JSON one, and idqs resolve --format tsv
+// printing the route's table.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { parseSavedLine, splitLines } from '../src/core/rules/saved-lines.ts';
-import { startServer, type TestServer } from './fixture.ts';
+import { startServer, testDataset, type TestServer } from './fixture.ts';
+
+const CLI = fileURLToPath(new URL('../bin/idqs.cjs', import.meta.url));
 
 const U = '28621ba9-1aca-4aab-a2a1-f6d2c3e2ab19';
 
@@ -70,4 +76,30 @@ test('the resolve route: a 413 past the line limit (saying it), a 422 for a body
   assert.deepEqual(out.lines.map((l) => [l.line, l.class, l.kind ?? null]), [[3, 'current', 'crdc_series_uuid'], [4, 'current', 'StudyInstanceUID'], [5, 'invalid', null]]);
   assert.equal(out.lines[0]!.SeriesInstanceUID, row.SeriesInstanceUID);
   assert.match(out.lines[0]!.message!, /the bucket x is not one of the stores' buckets/);
+
+  // As TSV: the same lines, a cell per field of the JSON line; a header line's tabs do not split its row.
+  const both = `series_id\tx\n${row.SeriesInstanceUID}\n00000000-0000-4000-8000-000000000000`;
+  const json = (await (await s.post('/v3/series/resolve', { text: both })).json()) as { totals: unknown; lines: Record<string, unknown>[] };
+  const tr = await s.post('/v3/series/resolve', { text: both, format: 'tsv' });
+  assert.equal(tr.status, 200);
+  const [head, names, ...rows] = (await tr.text()).trimEnd().split('\n');
+  assert.equal(head, `# resolved against ${s.ctx.dataset.release}; totals ${JSON.stringify(json.totals)}`);
+  const cols = names!.split('\t');
+  assert.equal(rows.length, 3);
+  const cell = (v: unknown) => (v === undefined || v === null ? '' : String(v).replace(/\t/g, ' '));
+  rows.forEach((r, i) => {
+    const l = json.lines[i]!;
+    const cur = (l.current ?? {}) as Record<string, unknown>;
+    const want = cols.map((c) => (c.startsWith('current_') ? cell(cur[c.slice(8)]) : c === 'license_short_name' ? cell(cur.license_short_name) : c === 'versions' ? cell(l.versions) : cell(l[c])));
+    assert.deepEqual(r.split('\t'), want, r);
+  });
+  assert.deepEqual(rows.map((r) => r.split('\t')[1]), ['header', 'current', 'unknown']);
+  assert.equal((await s.post('/v3/series/resolve', { text: 'x', format: 'csv' })).status, 422);
+  // idqs resolve --format tsv prints the same table (the service run locally on the same database), totals on stderr.
+  const ids = [String(row.SeriesInstanceUID), '00000000-0000-4000-8000-000000000000'];
+  const api = await (await s.post('/v3/series/resolve', { ids, format: 'tsv' })).text();
+  const cli = spawnSync(process.execPath, [CLI, 'resolve', ...ids, '--db', (await testDataset()).db, '--format', 'tsv'], { encoding: 'utf8', env: { ...process.env, IDQS_LOG_LEVEL: 'silent' } });
+  assert.equal(cli.status, 1, cli.stderr);
+  assert.equal(cli.stdout, api);
+  assert.match(cli.stderr, /2 lines against .*: 1 current, 0 revised, 0 removed, 1 unknown, 0 invalid/);
 });

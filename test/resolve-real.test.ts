@@ -143,6 +143,36 @@ test('a manifest of the earlier release, in every form, resolved against the pin
   assert.deepEqual([t.invalid, t.unknown], [2, 2]);
   process.stdout.write(`# resolved ${lineCount} lines in ${ms} ms: ${JSON.stringify(t)}\n`);
 
+  // The same manifest as TSV: the totals in the first line, a row per listed line, each classed as SQL says.
+  const tr = await s.post('/v3/series/resolve', { text, format: 'tsv' });
+  assert.equal(tr.status, 200);
+  assert.match(tr.headers.get('content-type') ?? '', /^text\/tab-separated-values/);
+  const [head, names, ...rows] = (await tr.text()).split('\n');
+  assert.equal(rows.pop(), '', 'the table ends with a newline');
+  assert.equal(head, `# resolved against ${out.idc_version}; totals ${JSON.stringify(t)}`);
+  const cols = names!.split('\t');
+  const at = (row: string, col: string) => row.split('\t')[cols.indexOf(col)]!;
+  assert.equal(rows.length, out.lines.length);
+  assert.ok(rows.every((r) => r.split('\t').length === cols.length));
+  assert.equal(at(rows[0]!, 'class'), 'header');
+  sample.forEach((r, i) => {
+    const row = rows[1 + i]!;
+    const what = `TSV line ${at(row, 'line')} (${r.form}, ${r.grp}): ${lineOf(r)}`;
+    assert.equal(at(row, 'class'), r.expected, what);
+    assert.equal(at(row, 'SeriesInstanceUID'), r.sid, what);
+    if (r.expected === 'current' || r.expected === 'revised') assert.equal(at(row, 'current_crdc_series_uuid'), r.cur_u, what);
+    if (r.expected === 'revised' && r.form !== 'uid') {
+      assert.equal(at(row, 'named_crdc_series_uuid'), r.u, what);
+      assert.equal(at(row, 'named_max_idc_version'), String(r.named_max), what);
+    }
+    if (r.expected === 'removed') {
+      assert.equal(at(row, 'last_idc_version'), String(r.last_v), what);
+      assert.equal(at(row, 'current_crdc_series_uuid'), '', what);
+      assert.ok(at(row, 'versions').split(';').some((v) => v.startsWith(`${String(r.u)} v`)), what);
+    }
+  });
+  assert.deepEqual(rows.slice(-4).map((r) => at(r, 'class')), ['invalid', 'invalid', 'unknown', 'unknown']);
+
   // What idqs download --manifest fetches for each line: the current version by default, the one named with --as-saved;
   // removed series only with --as-saved; the bogus lines reported, never dropped.
   const byDefault = planSaved(out, text, 'cloud2', false);

@@ -52,6 +52,7 @@ Exit status: 0 when every line is current, revised or removed (or a header); 1 w
       const inputs = files.length > 0 ? files.map((f) => ({ name: f, input: { text: readFileSync(f, 'utf8') } })) : [{ name: 'arguments', input: { ids: items } }];
       const { createContext } = await import('../core/context.ts');
       const { resolveSaved } = await import('../core/services/resolve.ts');
+      const { resolveTsvBlocks } = await import('../core/services/resolve-output.ts');
       const ctx = await createContext(cfg, await deps.database(cfg, o));
       let unresolved = 0;
       try {
@@ -62,7 +63,9 @@ Exit status: 0 when every line is current, revised or removed (or a header); 1 w
           else {
             const rows = r.lines.map((l) => [String(l.line), l.class, l.kind ?? '', l.id ?? '', l.SeriesInstanceUID ?? '', detail(l)]);
             if (o.format === 'tsv') {
-              process.stdout.write(['line\tclass\tkind\tid\tSeriesInstanceUID\tdetail', ...rows.map((x) => x.join('\t'))].join('\n') + '\n');
+              // The table of POST /v3/series/resolve with "format": "tsv".
+              if (files.length > 1) process.stdout.write(`# ${name}\n`);
+              for (const block of resolveTsvBlocks(r)) process.stdout.write(block);
             } else {
               const w = [4, 8, 17, 36, 0, 0].map((min, i) => Math.max(min, ...rows.map((x) => x[i]!.length)));
               const pad = (x: string[]) => x.map((v, i) => (i === x.length - 1 ? v : v.padEnd(w[i]!))).join('  ');

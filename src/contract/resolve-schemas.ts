@@ -68,14 +68,27 @@ export const ResolveTotalsWire = Type.Object({
   invalid: Type.Integer(),
 });
 
+const ResolveFormat = OneOf(
+  ['json', 'tsv'] as const,
+  'json (the default): the document below. tsv: the same lines as a tab-separated table (text/tab-separated-values), about half the size: ' +
+    'a first # line with the release and the totals, a line of column names, then a row per line; buckets instead of URLs (s3://<bucket>/<crdc_series_uuid>/*); ' +
+    'versions holds every earlier version as "<crdc_series_uuid> v<min>-v<max> <aws_bucket>", separated by ";".',
+);
+
 export const ResolveBody = Type.Union(
   [
     Type.Object(
-      { text: Type.String({ description: 'A manifest or list as saved: s5cmd cp lines, s3:// or gs:// URLs, UIDs or crdc_series_uuids, one per line; # comments and a header line allowed.' }) },
+      {
+        text: Type.String({ description: 'A manifest or list as saved: s5cmd cp lines, s3:// or gs:// URLs, UIDs or crdc_series_uuids, one per line; # comments and a header line allowed.' }),
+        format: Type.Optional(ResolveFormat),
+      },
       { additionalProperties: false },
     ),
     Type.Object(
-      { ids: Type.Array(Type.String(), { minItems: 1, description: 'Identifiers or URLs, one per entry (the same forms as the lines of text).' }) },
+      {
+        ids: Type.Array(Type.String(), { minItems: 1, description: 'Identifiers or URLs, one per entry (the same forms as the lines of text).' }),
+        format: Type.Optional(ResolveFormat),
+      },
       { additionalProperties: false },
     ),
   ],

@@ -63,8 +63,21 @@ export async function asOfCohort(ctx: AppContext, filters: FilterObject | undefi
     params: w.params,
     empty: Object.keys(terms).length === 0,
     filters_applied: { terms, ranges: {} },
-    warnings: [],
+    warnings: release < current ? [gapWarning(`v${release}`, ctx.dataset.release)] : [],
   };
+}
+
+/**
+ * The tables give each version its first and last release, not the releases
+ * between that lacked it: a collection withdrawn and later restored with the
+ * same series (and folders) reads as served throughout. Nothing in the served
+ * release tells such series apart, so every answer about an earlier release says so.
+ */
+export function gapWarning(asOf: string, computedOn: string): string {
+  return (
+    `${asOf} is reconstructed from ${computedOn}'s records (series_init_idc_version, series_revised_idc_version and prior_versions_index), which give each version its first and last release but no gaps: ` +
+    `a series withdrawn from some releases and later restored unchanged is counted in the releases that lacked it.`
+  );
 }
 
 export async function asOfCounts(ctx: AppContext, filters: FilterObject, asOf: string | number): Promise<AsOfCounts> {
@@ -75,7 +88,7 @@ export async function asOfCounts(ctx: AppContext, filters: FilterObject, asOf: s
      FROM ${c.from}`,
     c.params,
   );
-  const warnings: string[] = [];
+  const warnings: string[] = [...c.warnings];
   const unknown = toNumber(r?.unknown_instances);
   if (unknown > 0) warnings.push(`instances counts the ${toNumber(r?.series) - unknown} series whose ${c.as_of} version is still current; the other ${unknown} were earlier versions, whose instance counts are not recorded.`);
   if (c.empty) warnings.push(`No filter: these are the totals of the whole ${c.as_of} release.`);

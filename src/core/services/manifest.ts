@@ -151,12 +151,9 @@ async function manifestSource(ctx: AppContext, req: ManifestTextRequest) {
     const c = await compileFilter(ctx, req.filters);
     return { from: '"index"', where: c.where, params: c.params as Param[], filters_applied: c.filters_applied, warnings: c.warnings, names: null };
   }
+  // An empty filter is the whole release that as_of names, streamed as the served release's is (with a warning saying so).
   const c = await asOfCohort(ctx, req.filters, req.as_of);
-  if (c.empty) {
-    throw invalidQuery(
-      msg`A manifest needs at least one filter; an empty filter would list the entire ${c.as_of} release. Filter e.g. {"terms": {"collection_id": ["nlst"]}}.`,
-    );
-  }
+  if (c.empty) c.warnings.push(`No filter: this is every series of the whole ${c.as_of} release.`);
   const names = { as_of: c.as_of, computed_on: c.computed_on };
   return { from: c.from, where: 'TRUE', params: c.params as Param[], filters_applied: c.filters_applied, warnings: c.warnings, names };
 }

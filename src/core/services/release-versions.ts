@@ -70,19 +70,24 @@ export function versionFilter(f: FilterObject | undefined, name: string): { sql:
 /**
  * SQL of every series version, one row per (series, folder), with lo/hi the
  * first and last release that served it. `current` is the served release.
+ * With `release`, only the records of prior versions that cover it: a
+ * version may have several (one per bucket, or per range of releases whose
+ * size differs, e.g. 48 tcga_brca series recorded at twice their size in v23
+ * alone), and the answer takes what that release recorded.
  */
-export function versionsSql(current: number): string {
+export function versionsSql(current: number, release?: number): string {
   return `(SELECT SeriesInstanceUID, collection_id, PatientID, StudyInstanceUID, Modality, crdc_series_uuid,
       coalesce(series_revised_idc_version, series_init_idc_version, ${current}) AS lo, ${current} AS hi, series_cloud1_url AS url, aws_bucket, series_size_MB
     FROM "index"
     UNION ALL
     SELECT SeriesInstanceUID, any_value(collection_id), any_value(PatientID), any_value(StudyInstanceUID), any_value(Modality), crdc_series_uuid,
       min(min_idc_version), max(max_idc_version), max(series_aws_url), max(aws_bucket), max(series_size_MB)
-    FROM prior_versions_index GROUP BY SeriesInstanceUID, crdc_series_uuid)`;
+    FROM prior_versions_index ${release === undefined ? '' : `WHERE min_idc_version <= ${release} AND max_idc_version >= ${release}`}
+    GROUP BY SeriesInstanceUID, crdc_series_uuid)`;
 }
 
 /** The versions a release served (one per series: the latest revision when records overlap), filtered. */
 export function servedSql(current: number, release: number, where: string): string {
-  return `(SELECT * FROM ${versionsSql(current)} WHERE lo <= ${release} AND hi >= ${release} AND ${where}
+  return `(SELECT * FROM ${versionsSql(current, release)} WHERE lo <= ${release} AND hi >= ${release} AND ${where}
     QUALIFY row_number() OVER (PARTITION BY SeriesInstanceUID ORDER BY lo DESC, crdc_series_uuid) = 1)`;
 }

@@ -5,6 +5,7 @@ import { constants as zlibConstants } from 'node:zlib';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { resolveSaved } from '../../core/services/resolve.ts';
+import { resolveJsonBlocks, resolveTsvBlocks } from '../../core/services/resolve-output.ts';
 import { changesTsv, cohortChanges } from '../../core/services/changes.ts';
 import { ChangesBody, ChangesResponse } from '../../contract/release-schemas.ts';
 import { applyLimit } from '../../contract/limits.ts';
@@ -14,6 +15,10 @@ import { holdExport, sendBlocks } from '../streams.ts';
 
 /** Bytes a line of a saved manifest may take on average (an s5cmd cp line with a deep destination) before the body is refused. */
 const BYTES_PER_LINE = 512;
+
+async function* toAsync(blocks: Generator<Buffer>): AsyncGenerator<Buffer> {
+  yield* blocks;
+}
 
 export async function releaseRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;
@@ -33,14 +38,25 @@ export async function releaseRoutes(app: FastifyInstance): Promise<void> {
           'What every line of a manifest or list saved from any release is in the served one: current, revised (another version of the series is current; ' +
           'the earlier one and its URL are given: its objects stay in the stores), removed (the last release that had it, and its URLs), unknown, ' +
           'a header, or invalid (not an identifier or URL, with the reason). Lines may be s5cmd cp lines (of the portal, the idc CLI or idqs), ' +
-          `s3:// or gs:// URLs of either store, SeriesInstanceUIDs, StudyInstanceUIDs or crdc_series_uuids; # comments and blank lines are counted. At most ${maxLines} lines (413 beyond).`,
+          `s3:// or gs:// URLs of either store, SeriesInstanceUIDs, StudyInstanceUIDs or crdc_series_uuids; # comments and blank lines are counted. At most ${maxLines} lines (413 beyond). ` +
+          '"format": "tsv" answers the same lines as a tab-separated table (a # line with the release and the totals, the column names, a row per line): ' +
+          'a fraction of the JSON, for long manifests.',
         body: { ...ResolveBody, examples: [{ text: `# saved manifest\ncp s3://idc-open-data/${String(first?.crdc_series_uuid ?? '00000000-0000-4000-8000-000000000000')}/* .\nnot-a-uid` }] },
         response: { 200: ResolveResponse, ...errors(400, 413, 422) },
       },
     },
-    // Sent as JSON text: the schema documents the answer, and the serializer it would compile is
-    // many times slower than JSON.stringify on the 100,000 lines a saved manifest can hold.
-    async (req, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify(await resolveSaved(ctx, req.body))),
+    // Written out block by block: the schema documents the answer, but the serializer it would compile is many
+    // times slower than JSON.stringify on the 100,000 lines a saved manifest can hold, and one string of it tens of MB.
+    async (req, reply) => {
+      const { format, ...input } = req.body;
+      const r = await resolveSaved(ctx, input);
+      if (format === 'tsv') {
+        reply.type('text/tab-separated-values; charset=utf-8').header('Content-Disposition', `attachment; filename="idqs-resolve-${r.idc_version}.tsv"`);
+        return sendBlocks(req, reply, toAsync(resolveTsvBlocks(r)));
+      }
+      reply.type('application/json; charset=utf-8');
+      return sendBlocks(req, reply, toAsync(resolveJsonBlocks(r)));
+    },
   );
 
   app.post<{ Body: Static<typeof ChangesBody> }>(
