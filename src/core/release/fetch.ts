@@ -14,7 +14,7 @@ import pLimit from 'p-limit';
 import { removeDeadLeftovers, withCacheLock } from '../cache-lock.ts';
 import { build, type BuildReport } from '../data/build.ts';
 import { DEFAULT_STORES, RELEASE_DEFAULTS, type ClinicalProvenance, type DatasetManifest, type ReleaseProvenance } from '../data/manifest.ts';
-import { dropStaging, fetchClinical, metadataBucket, releaseNumberOfFolder, type MetadataBucket } from './clinical-fetch.ts';
+import { deriveClinicalIndex, dropStaging, fetchClinical, metadataBucket, releaseNumberOfFolder, type MetadataBucket } from './clinical-fetch.ts';
 import { TABLES } from '../registry/tables.ts';
 import { downloadFile, exists, FetchError, getText, type Downloaded, type GetOptions } from './http-file.ts';
 import { sha256File, unpackWheel } from './open.ts';
@@ -341,10 +341,18 @@ async function fetchClinicalInto(
     if (f.table !== '*') result.not_fetched.push(`clinical.${f.table}`);
     result.warnings.push(`clinical table ${f.table === '*' ? '(all)' : f.table} not fetched: ${f.reason}`);
   }
-  // The release files lacked clinical_index, the bucket had it: it is there after all.
-  if (c.tables.includes('clinical_index') && !c.failed.some((f) => f.table === 'clinical_index')) {
+  // The release files lacked clinical_index: the bucket's, else one made from the tables fetched.
+  const fromBucket = c.tables.includes('clinical_index') && !c.failed.some((f) => f.table === 'clinical_index');
+  const derived = !fromBucket && !checksums['clinical_index.parquet'] ? await deriveClinicalIndex(folder, n, checksums) : 0;
+  if (fromBucket || derived > 0) {
     result.not_fetched = result.not_fetched.filter((t) => t !== 'clinical_index');
     result.warnings = result.warnings.filter((w) => !w.startsWith('clinical_index.parquet is not in the release'));
+  }
+  if (derived > 0) {
+    result.warnings.push(
+      `clinical_index is in neither the release files nor ${c.prefix}: made from the columns of the ${derived} clinical tables fetched (collection, table, column; no labels or coded values)`,
+    );
+    emit({ type: 'warning', message: result.warnings.at(-1)! });
   }
   result.downloaded.push(...c.downloaded);
   result.reused.push(...c.reused);
