@@ -258,3 +258,19 @@ test('without clinical_index in the release files or the bucket, it is made from
     for (const h of hidden) rel.hidden.delete(h);
   }
 });
+
+test('a metadata endpoint that cannot be reached: the release is fetched and built, the warning names the endpoint and the settings for a mirror', async () => {
+  const cache = join(tmp, 'cache-4');
+  const r = await runCli(coreClinical, { env: env(cache, 'http://127.0.0.1:9') });
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as FetchOut;
+  assert.deepEqual(out.fetch.clinical.failed.map((f) => f.table), ['*']);
+  assert.match(r.stderr, /warning: clinical tables not fetched: cannot list s3:\/\/idc-open-metadata\/bigquery_export\/idc_v24_clinical\/ at http:\/\/127\.0\.0\.1:9: .*ECONNREFUSED.*\(a mirror: IDQS_METADATA_S3_ENDPOINT, IDQS_METADATA_BUCKET\)/);
+  const srv = await startServer({}, out.db);
+  try {
+    assert.equal((await srv.get('/v3/stats')).status, 200);
+    assert.equal((await srv.get('/v3/clinical/tables')).status, 404);
+  } finally {
+    await srv.close();
+  }
+});

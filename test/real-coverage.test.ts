@@ -549,6 +549,18 @@ const COMMANDS: Record<string, Case> = {
     const out = JSON.parse(r.stdout) as { db: string; fetch: { downloaded: string[]; bytes: number }; build: { rebuilt: boolean; index_version: string } };
     assert.deepEqual([out.db, out.fetch.downloaded, out.fetch.bytes, out.build.rebuilt, out.build.index_version], [rel.db, [], 0, false, PIN.release]);
     assert.match(r.stderr, new RegExp(`release v\\d+ \\(${PIN.release.replaceAll('.', '\\.')}\\) ready`));
+    // What the clinical refusal tells the user to run, with the source unreachable: it fails at once,
+    // naming the source and how to use a mirror, leaves no folder behind and the served release as it was.
+    const before = readFileSync(join(rel.fetch.folder, 'dataset.json'), 'utf8');
+    const out2 = join(tmp, 'gcs-release');
+    const started = Date.now();
+    const g = await cli(['data', 'fetch', '--release', PIN.release, '--source', 'gcs', '--tables', 'clinical', '--out', out2], OFFLINE);
+    const seconds = (Date.now() - started) / 1000;
+    assert.equal(g.code, 1, g.stderr);
+    assert.match(g.stderr, /error: cannot reach the gcs source at http:\/\/127\.0\.0\.1:9\/gcs \(.*\); nothing served was changed\. .*--mirror URL \(or IDQS_RELEASE_GCS_URL\)/);
+    assert.ok(!existsSync(out2), 'no empty release folder is left');
+    assert.equal(readFileSync(join(rel.fetch.folder, 'dataset.json'), 'utf8'), before);
+    process.stdout.write(`# data fetch --source gcs --tables clinical, source unreachable: failed in ${seconds.toFixed(1)} s\n`);
   },
   'data generate': async () => {
     const r = await generated!;

@@ -113,7 +113,7 @@ export async function fetchClinical(o: ClinicalFetchOptions): Promise<ClinicalFe
       objects = await client.list(o.store.bucket, prefix, signal);
     } catch (e) {
       if (signal.aborted) throw e;
-      result.failed.push({ table: '*', reason: `cannot list ${where}: ${(e as Error).message}` });
+      result.failed.push({ table: '*', reason: `cannot list ${where}: ${(e as Error).message} (a mirror: IDQS_METADATA_S3_ENDPOINT, IDQS_METADATA_BUCKET)` });
       o.emit({ type: 'warning', message: `clinical tables not fetched: ${result.failed[0]!.reason}` });
       return result;
     }

@@ -8,7 +8,7 @@
 
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { removeDeadLeftovers, withCacheLock } from '../cache-lock.ts';
@@ -209,6 +209,7 @@ async function fetchFolder(o: FetchOptions): Promise<FetchResult> {
     result.seconds = (Date.now() - started) / 1000;
     return result;
   }
+  const fresh = !existsSync(folder);
   await mkdir(folder, { recursive: true });
   const previous = await readDatasetJson(folder);
   const checksums: Record<string, string> = {};
@@ -297,7 +298,11 @@ async function fetchFolder(o: FetchOptions): Promise<FetchResult> {
       }),
     ),
   );
-  if (first !== undefined) throw first;
+  if (first !== undefined) {
+    // A first fetch that got nothing leaves no empty release folder behind.
+    if (fresh) await rmdir(folder).catch(() => {});
+    throw unreachable(first, o, base);
+  }
   if (o.signal?.aborted) throw o.signal.reason;
   if (wantsClinical(o.tables)) await fetchClinicalInto(o, folder, checksums, provenance, result, emit);
   const asked = new Set(files);
@@ -311,6 +316,20 @@ async function fetchFolder(o: FetchOptions): Promise<FetchResult> {
   await writeDatasetJson(folder, manifestOf(result.version, checksums, provenance));
   result.seconds = (Date.now() - started) / 1000;
   return result;
+}
+
+const NETWORK_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** A source that cannot be reached: say where, that the cache is as it was, and how to use a mirror. */
+function unreachable(e: unknown, o: FetchOptions, base: string): unknown {
+  const code = (e as { code?: string; cause?: { code?: string } })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
+  const network = (e instanceof FetchError && e.kind === 'network') || (typeof code === 'string' && NETWORK_CODES.has(code));
+  if (!network || e instanceof ReleaseError) return e;
+  const setting = o.source === 'gcs' ? 'IDQS_RELEASE_GCS_URL' : 'IDQS_RELEASE_GITHUB_URL';
+  return new ReleaseError(
+    `cannot reach the ${o.source} source at ${base} (${(e as Error).message}); nothing served was changed. Check the network, or fetch from a mirror with --mirror URL (or ${setting}), or another --source.`,
+    { cause: e },
+  );
 }
 
 /** The clinical tables of the release from the metadata bucket: failures are named, never fatal to the release. */
