@@ -274,3 +274,37 @@ test('a metadata endpoint that cannot be reached: the release is fetched and bui
     await srv.close();
   }
 });
+
+test('a release fetched as the wheel gets its clinical tables into its own folder (--source pypi --tables clinical): served with a clinical_index made from them; repeated, nothing is downloaded again', async () => {
+  const cache = join(tmp, 'cache-5');
+  const args = ['data', 'fetch', '--release', TAG, '--source', 'pypi', '--tables', 'clinical'];
+  const pypiEnv = { ...env(cache, s3.url), IDQS_PYPI_INDEX: `${rel.url}/pypi/simple` };
+  const r = await runCli(args, { env: pypiEnv });
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as FetchOut;
+  assert.equal(out.fetch.folder, join(cache, 'releases', `${TAG}-pypi`));
+  assert.deepEqual(out.fetch.clinical.tables, ['clin_a', 'clin_b', 'clin_bad']);
+  assert.deepEqual(out.fetch.clinical.failed.map((f) => f.table), ['clin_bad']);
+  assert.ok(!out.fetch.not_fetched.includes('clinical_index') && out.fetch.not_fetched.includes('clinical.clin_bad'), out.fetch.not_fetched.join(', '));
+  assert.doesNotMatch(r.stderr, /need --source gcs or github/);
+  const srv = await startServer({}, out.db);
+  try {
+    const list = (await (await srv.get('/v3/clinical/tables')).json()) as { tables: { table_name: string; row_count: number }[] };
+    assert.deepEqual(list.tables.map((t) => [t.table_name, t.row_count]), [['clin_a', (await written('clin_a', 'ALL')).length], ['clin_b', (await written('clin_b', 'ALL')).length]]);
+    const want = await written('clin_b', 'dicom_patient_id, smoker, pack_years');
+    const rows = (await (await srv.get('/v3/clinical/tables/clin_b/rows?max_rows=100')).json()) as { rows: unknown[] };
+    assert.deepEqual(rows.rows, want);
+    const dict = await srv.post('/v3/sql', { sql: 'SELECT short_table_name, "column" FROM clinical_index ORDER BY 1, 2' });
+    assert.deepEqual(((await dict.json()) as { rows: { short_table_name: string; column: string }[] }).rows.map((x) => `${x.short_table_name}.${x.column}`), [
+      'clin_a.age_at_diagnosis', 'clin_a.dicom_patient_id', 'clin_a.stage', 'clin_b.dicom_patient_id', 'clin_b.pack_years', 'clin_b.smoker',
+    ]);
+  } finally {
+    await srv.close();
+  }
+  // Again: the wheel is not downloaded again, the tables fetched are kept.
+  const before = rel.requests.length;
+  const again = await runCli(args, { env: pypiEnv });
+  assert.equal(again.code, 0, again.stderr);
+  assert.ok(!rel.requests.slice(before).some((q) => q.path.includes('/files/')), 'the wheel is not downloaded again');
+  assert.match(again.stderr, /fetch: clinical\/clin_a\/000000000000\.parquet unchanged, kept/);
+});

@@ -145,7 +145,7 @@ const fileColumns = async (table: string) => {
   return list(`SELECT column_name FROM (DESCRIBE SELECT * FROM ${src})`);
 };
 /** The refusal every clinical route and tool gives on a release without clinical tables, naming the command that fetches them. */
-const CLINICAL_REFUSAL = new RegExp(`no clinical tables[\\s\\S]*idqs data fetch --release ${PIN.release.replaceAll('.', '\\.')} --source gcs --tables clinical fetches them`);
+const CLINICAL_REFUSAL = new RegExp(`no clinical tables[\\s\\S]*idqs data fetch --release ${PIN.release.replaceAll('.', '\\.')} --source ${PIN.source} --tables clinical fetches them`);
 function assertNoClinicalFiles(): void {
   // The refusal is the right answer only because the release folder has none.
   assert.ok(!existsSync(join(rel.fetch.folder, 'clinical')) && !existsSync(join(rel.fetch.folder, 'clinical_index.parquet')), 'the release has clinical tables: the clinical cases must read them');
@@ -366,6 +366,12 @@ const ROUTES: Record<string, Case> = {
     );
     assert.equal(p.manifest.totalFound, want.length);
     v2Note.push(`patients of ${coll}: ${p.manifest.manifest_data.length} rows, SQL ${want.length}`);
+    const st = await post<{ manifest: { manifest_data: Row[] } }>('/v2/cohorts/manifest/preview', {
+      cohort_def: { filters: { collection_id: [coll] } }, fields: ['StudyInstanceUID'], counts: true, page_size: 50000,
+    });
+    const wantSt = await rows(`SELECT StudyInstanceUID, count(*) AS se FROM p_index WHERE ${where()} GROUP BY 1 ORDER BY 1`);
+    assert.deepEqual(st.manifest.manifest_data.map((r) => [r.StudyInstanceUID, Number(r.series_count)]), nonEmpty(wantSt, 'studies').map((w) => [w.StudyInstanceUID, Number(w.se)]));
+    v2Note.push(`studies: ${st.manifest.manifest_data.length} rows, SQL ${wantSt.length}`);
   },
   'POST /v2/cohorts/manifest/preview/nextPage': async () => v2SeriesPaged('POST'),
   'GET /v2/cohorts/manifest/preview/nextPage': async () => v2SeriesPaged('GET'),
@@ -549,8 +555,8 @@ const COMMANDS: Record<string, Case> = {
     const out = JSON.parse(r.stdout) as { db: string; fetch: { downloaded: string[]; bytes: number }; build: { rebuilt: boolean; index_version: string } };
     assert.deepEqual([out.db, out.fetch.downloaded, out.fetch.bytes, out.build.rebuilt, out.build.index_version], [rel.db, [], 0, false, PIN.release]);
     assert.match(r.stderr, new RegExp(`release v\\d+ \\(${PIN.release.replaceAll('.', '\\.')}\\) ready`));
-    // What the clinical refusal tells the user to run, with the source unreachable: it fails at once,
-    // naming the source and how to use a mirror, leaves no folder behind and the served release as it was.
+    // A release not in the cache with its source unreachable: it fails at once, naming the source and
+    // how to use a mirror, leaves no folder behind and the served release as it was.
     const before = readFileSync(join(rel.fetch.folder, 'dataset.json'), 'utf8');
     const out2 = join(tmp, 'gcs-release');
     const started = Date.now();

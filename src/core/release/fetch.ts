@@ -395,17 +395,19 @@ async function tagMissing(o: FetchOptions, base: string, mirrored: boolean, prob
 async function fetchWheel(o: FetchOptions, files: string[], get: GetOptions, started: number): Promise<FetchResult> {
   const index = sourceBase('pypi', o.mirror, o.env);
   const project = RELEASE_DEFAULTS.sources.pypi.project;
-  const extra = files.filter((f) => !CORE_FILES.includes(f));
+  // clinical_index with the clinical tables: from the bucket, or made from the tables (see fetchClinicalInto).
+  const extra = files.filter((f) => !CORE_FILES.includes(f) && !(f === 'clinical_index' && wantsClinical(o.tables)));
   const warnings = extra.length > 0 ? [`the wheel holds the core tables only; ${extra.join(', ')} need --source gcs or github`] : [];
-  if (wantsClinical(o.tables)) warnings.push('the clinical tables are fetched with the release files only: use --source gcs or github');
+  // The clinical tables come from the metadata bucket whatever the source: after the wheel, into its folder.
+  const clinical = (r: FetchResult) => (wantsClinical(o.tables) ? wheelClinical(o, r, started) : r);
   if (o.release !== 'latest') {
     const folder = o.out ?? releaseFolder(o.cacheDir, o.release, 'pypi');
     const cached = await cachedRelease(folder, 'pypi', o.release, files);
     if (cached) {
-      return {
+      return clinical({
         folder, source: 'pypi', requested: o.release, version: o.release, downloaded: [], reused: Object.keys(cached.checksums).filter((f) => f.endsWith('.parquet')),
         not_fetched: cached.provenance!.not_fetched, warnings, bytes: 0, seconds: (Date.now() - started) / 1000,
-      };
+      });
     }
   }
   let wheel;
@@ -416,7 +418,25 @@ async function fetchWheel(o: FetchOptions, files: string[], get: GetOptions, sta
   }
   const folder = o.out ?? releaseFolder(o.cacheDir, wheel.version, 'pypi');
   const chosen = wheel;
-  return withCacheLock(folder, `fetching release ${wheel.version} from pypi`, () => fetchWheelInto(o, chosen, folder, index, warnings, get, started), o.signal);
+  return clinical(await withCacheLock(folder, `fetching release ${wheel.version} from pypi`, () => fetchWheelInto(o, chosen, folder, index, warnings, get, started), o.signal));
+}
+
+/** The clinical tables of a wheel's release (the wheel has none, nor their dictionary), fetched into its folder under its lock. */
+async function wheelClinical(o: FetchOptions, result: FetchResult, started: number): Promise<FetchResult> {
+  return withCacheLock(result.folder, `fetching the clinical tables of release ${result.version ?? o.release}`, async () => {
+    const m = await readDatasetJson(result.folder);
+    if (!m?.provenance) throw new ReleaseError(`${result.folder} has no dataset.json: fetch the release again`);
+    const checksums = { ...m.checksums };
+    const provenance = m.provenance;
+    const emit = o.onEvent ?? (() => {});
+    const out: FetchResult = { ...result, not_fetched: provenance.not_fetched.filter((t) => !t.startsWith('clinical.')), warnings: [...result.warnings] };
+    await fetchClinicalInto(o, result.folder, checksums, provenance, out, emit);
+    provenance.not_fetched = out.not_fetched;
+    await writeDatasetJson(result.folder, manifestOf(m.index_version || result.version, checksums, provenance));
+    out.clinical = provenance.clinical;
+    out.seconds = (Date.now() - started) / 1000;
+    return out;
+  }, o.signal);
 }
 
 /** Under the folder's lock: download the wheel (under its own lock: other folders may want it too), check it, unpack it. */
