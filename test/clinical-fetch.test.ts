@@ -25,6 +25,10 @@ let rel: ReleaseServer;
 let s3: S3Server;
 /** The Parquet files as written (the bucket's objects are links to them, except the damaged one). */
 let src: string;
+/** In the bucket without clinical_index: a collection a table is named after, and one whose patients a table holds. */
+let named: string;
+let byPatients: string;
+const BUCKET_NO_INDEX = 'idc-open-metadata-no-index';
 
 const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
@@ -57,12 +61,24 @@ before(async () => {
   await copy(`SELECT * FROM (VALUES ('P4', 55, 'IB'), ('P1', 62, 'IIB')) t(dicom_patient_id, age_at_diagnosis, stage)`, 'clin_a', '000000000001.parquet');
   await copy(`SELECT * FROM (VALUES ('Q1', true, 2.5::DOUBLE), ('Q2', false, NULL), ('Q3', true, 10.25::DOUBLE)) t(dicom_patient_id, smoker, pack_years)`, 'clin_b', '000000000000.parquet');
   await copy(`SELECT 'R' || i AS dicom_patient_id, i AS visit FROM range(200) r(i)`, 'clin_bad', '000000000000.parquet');
+  // A second bucket without clinical_index: tables named after a collection, holding another collection's patients, and with no patients.
+  const idx = lit(join(dataset, 'idc_index.parquet'));
+  const picked = (await c.runAndReadAll(
+    `SELECT collection_id FROM read_parquet(${idx}) GROUP BY 1 HAVING count(DISTINCT PatientID) >= 3 ORDER BY 1 LIMIT 2`,
+  )).getRows().map((r) => String(r[0]));
+  [named, byPatients] = picked as [string, string];
+  const only = (coll: string) => `SELECT DISTINCT PatientID FROM read_parquet(${idx}) WHERE collection_id = ${lit(coll)} AND PatientID NOT IN (SELECT PatientID FROM read_parquet(${idx}) WHERE collection_id <> ${lit(coll)})`;
+  const derive = join(tmp, 'objects', 'meta2', PREFIX);
+  for (const t of [`${named}_clinical`, 'visits', 'notes']) mkdirSync(join(derive, t), { recursive: true });
+  await c.run(`COPY (SELECT PatientID AS dicom_patient_id, 'IIA' AS stage FROM (${only(named)})) TO ${lit(join(derive, `${named}_clinical`, '000000000000.parquet'))} (FORMAT parquet)`);
+  await c.run(`COPY (SELECT PatientID AS dicom_patient_id, 1 AS visit, 2.5 AS weight FROM (${only(byPatients)})) TO ${lit(join(derive, 'visits', '000000000000.parquet'))} (FORMAT parquet)`);
+  await c.run(`COPY (SELECT 7 AS note_id, 'free text' AS note) TO ${lit(join(derive, 'notes', '000000000000.parquet'))} (FORMAT parquet)`);
   c.closeSync();
   inst.closeSync();
   // Something beside the tables that is not a table part: ignored.
   writeFileSync(join(tmp, 'objects', 'meta', PREFIX, 'README.txt'), 'not a table\n');
   const store = join(tmp, 's3data');
-  s3 = await startS3(join(tmp, 'objects'), { [BUCKET]: 'meta' }, store);
+  s3 = await startS3(join(tmp, 'objects'), { [BUCKET]: 'meta', [BUCKET_NO_INDEX]: 'meta2' }, store);
   // Damage clin_bad in the store: same size, other bytes, the ETag of the original (a corrupted object).
   const obj = join(store, BUCKET, PREFIX, 'clin_bad', '000000000000.parquet._S3rver_object');
   const good = readFileSync(obj);
@@ -195,4 +211,100 @@ test('a fetch killed mid-table serves none of it; repeated, it resumes from the 
   } finally {
     await proxy.close();
   }
+});
+
+test('without clinical_index in the release files or the bucket, it is made from the tables fetched: each table, column and collection, served by /v3/clinical and SQL', async () => {
+  const cache = join(tmp, 'cache-3');
+  // The release files lack clinical_index (a 404, as for releases older than it).
+  const hidden = [`/gcs/${TAG}/release_artifacts/clinical_index.parquet`, `/gcs/${TAG}/release_artifacts/clinical_index.parquet.sha256`];
+  for (const h of hidden) rel.hidden.add(h);
+  try {
+    const r = await runCli(coreClinical, { env: { ...env(cache, s3.url), IDQS_METADATA_BUCKET: BUCKET_NO_INDEX } });
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as FetchOut;
+    assert.deepEqual(out.fetch.clinical.tables, ['notes', `${named}_clinical`, 'visits'].sort());
+    assert.ok(!out.fetch.not_fetched.includes('clinical_index'), out.fetch.not_fetched.join(', '));
+    assert.match(r.stderr, /warning: clinical_index is in neither the release files nor s3:\/\/idc-open-metadata-no-index\/bigquery_export\/idc_v24_clinical\/: made from the columns of the 3 clinical tables fetched/);
+    const key = (x: unknown[]) => JSON.stringify(x);
+    const srv = await startServer({}, out.db);
+    try {
+      const q = await srv.post('/v3/sql', { sql: 'SELECT short_table_name, "column", collection_id, table_name, column_label, len("values") AS n FROM clinical_index' });
+      assert.equal(q.status, 200);
+      // What was written: each table's columns and the collection it belongs to.
+      const got = ((await q.json()) as { rows: Record<string, unknown>[] }).rows;
+      assert.deepEqual(got.map((g) => key([g.short_table_name, g.column, g.collection_id])).sort(), [
+        key([`${named}_clinical`, 'dicom_patient_id', named]), key([`${named}_clinical`, 'stage', named]),
+        key(['notes', 'note', null]), key(['notes', 'note_id', null]),
+        key(['visits', 'dicom_patient_id', byPatients]), key(['visits', 'visit', byPatients]), key(['visits', 'weight', byPatients]),
+      ].sort());
+      for (const g of got) {
+        assert.equal(g.table_name, `bigquery-public-data.idc_v24_clinical.${g.short_table_name}`);
+        assert.deepEqual([g.column_label, Number(g.n)], [null, 0]);
+      }
+      const list = (await (await srv.get('/v3/clinical/tables')).json()) as { tables: { table_name: string; collection_id: string | null; column_count: number; row_count: number }[] };
+      const byName = new Map(list.tables.map((t) => [t.table_name, t]));
+      assert.deepEqual([byName.get(`${named}_clinical`)?.collection_id, byName.get('visits')?.collection_id, byName.get('notes')?.collection_id], [named, byPatients, null]);
+      assert.equal(byName.get('visits')?.column_count, 3);
+      const derive = join(tmp, 'objects', 'meta2', PREFIX);
+      assert.equal(byName.get('visits')?.row_count, (await sqlRows(`SELECT * FROM read_parquet(${lit(join(derive, 'visits', '*.parquet'))})`)).length);
+      const schema = (await (await srv.get('/v3/clinical/tables/visits')).json()) as { columns: { name: string }[] };
+      assert.deepEqual(schema.columns.map((c) => c.name), ['dicom_patient_id', 'visit', 'weight']);
+      const rows = (await (await srv.get(`/v3/clinical/tables/${named}_clinical/rows?max_rows=1000`)).json()) as { rows: unknown[] };
+      assert.deepEqual(rows.rows, await sqlRows(`SELECT * FROM read_parquet(${lit(join(derive, `${named}_clinical`, '*.parquet'))}) ORDER BY ALL`));
+    } finally {
+      await srv.close();
+    }
+  } finally {
+    for (const h of hidden) rel.hidden.delete(h);
+  }
+});
+
+test('a metadata endpoint that cannot be reached: the release is fetched and built, the warning names the endpoint and the settings for a mirror', async () => {
+  const cache = join(tmp, 'cache-4');
+  const r = await runCli(coreClinical, { env: env(cache, 'http://127.0.0.1:9') });
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as FetchOut;
+  assert.deepEqual(out.fetch.clinical.failed.map((f) => f.table), ['*']);
+  assert.match(r.stderr, /warning: clinical tables not fetched: cannot list s3:\/\/idc-open-metadata\/bigquery_export\/idc_v24_clinical\/ at http:\/\/127\.0\.0\.1:9: .*ECONNREFUSED.*\(a mirror: IDQS_METADATA_S3_ENDPOINT, IDQS_METADATA_BUCKET\)/);
+  const srv = await startServer({}, out.db);
+  try {
+    assert.equal((await srv.get('/v3/stats')).status, 200);
+    assert.equal((await srv.get('/v3/clinical/tables')).status, 404);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('a release fetched as the wheel gets its clinical tables into its own folder (--source pypi --tables clinical): served with a clinical_index made from them; repeated, nothing is downloaded again', async () => {
+  const cache = join(tmp, 'cache-5');
+  const args = ['data', 'fetch', '--release', TAG, '--source', 'pypi', '--tables', 'clinical'];
+  const pypiEnv = { ...env(cache, s3.url), IDQS_PYPI_INDEX: `${rel.url}/pypi/simple` };
+  const r = await runCli(args, { env: pypiEnv });
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as FetchOut;
+  assert.equal(out.fetch.folder, join(cache, 'releases', `${TAG}-pypi`));
+  assert.deepEqual(out.fetch.clinical.tables, ['clin_a', 'clin_b', 'clin_bad']);
+  assert.deepEqual(out.fetch.clinical.failed.map((f) => f.table), ['clin_bad']);
+  assert.ok(!out.fetch.not_fetched.includes('clinical_index') && out.fetch.not_fetched.includes('clinical.clin_bad'), out.fetch.not_fetched.join(', '));
+  assert.doesNotMatch(r.stderr, /need --source gcs or github/);
+  const srv = await startServer({}, out.db);
+  try {
+    const list = (await (await srv.get('/v3/clinical/tables')).json()) as { tables: { table_name: string; row_count: number }[] };
+    assert.deepEqual(list.tables.map((t) => [t.table_name, t.row_count]), [['clin_a', (await written('clin_a', 'ALL')).length], ['clin_b', (await written('clin_b', 'ALL')).length]]);
+    const want = await written('clin_b', 'dicom_patient_id, smoker, pack_years');
+    const rows = (await (await srv.get('/v3/clinical/tables/clin_b/rows?max_rows=100')).json()) as { rows: unknown[] };
+    assert.deepEqual(rows.rows, want);
+    const dict = await srv.post('/v3/sql', { sql: 'SELECT short_table_name, "column" FROM clinical_index ORDER BY 1, 2' });
+    assert.deepEqual(((await dict.json()) as { rows: { short_table_name: string; column: string }[] }).rows.map((x) => `${x.short_table_name}.${x.column}`), [
+      'clin_a.age_at_diagnosis', 'clin_a.dicom_patient_id', 'clin_a.stage', 'clin_b.dicom_patient_id', 'clin_b.pack_years', 'clin_b.smoker',
+    ]);
+  } finally {
+    await srv.close();
+  }
+  // Again: the wheel is not downloaded again, the tables fetched are kept.
+  const before = rel.requests.length;
+  const again = await runCli(args, { env: pypiEnv });
+  assert.equal(again.code, 0, again.stderr);
+  assert.ok(!rel.requests.slice(before).some((q) => q.path.includes('/files/')), 'the wheel is not downloaded again');
+  assert.match(again.stderr, /fetch: clinical\/clin_a\/000000000000\.parquet unchanged, kept/);
 });

@@ -8,6 +8,7 @@
 // fetched is named (not_fetched: clinical.<table>) and the others are kept.
 
 import { DuckDBInstance } from '@duckdb/node-api';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -112,7 +113,7 @@ export async function fetchClinical(o: ClinicalFetchOptions): Promise<ClinicalFe
       objects = await client.list(o.store.bucket, prefix, signal);
     } catch (e) {
       if (signal.aborted) throw e;
-      result.failed.push({ table: '*', reason: `cannot list ${where}: ${(e as Error).message}` });
+      result.failed.push({ table: '*', reason: `cannot list ${where}: ${(e as Error).message} (a mirror: IDQS_METADATA_S3_ENDPOINT, IDQS_METADATA_BUCKET)` });
       o.emit({ type: 'warning', message: `clinical tables not fetched: ${result.failed[0]!.reason}` });
       return result;
     }
@@ -208,4 +209,57 @@ export async function dropStaging(folder: string, keep: string[]): Promise<void>
   if (!existsSync(dir)) return;
   for (const t of await readdir(dir)) if (!keep.includes(t)) await rm(join(dir, t), { recursive: true, force: true });
   if ((await readdir(dir)).length === 0) await rm(dir, { recursive: true, force: true });
+}
+
+/** Where a clinical_index made from the fetched tables is kept (the bucket's own, when it has one, replaces the folder). */
+export const DERIVED_INDEX = 'clinical_index/derived-from-tables.parquet';
+
+/**
+ * clinical_index for a release whose files and bucket lack it: one row per
+ * clinical table and column, as the release's would list them (collection,
+ * table, column), without labels or coded values, which only the release
+ * knows. A table's collection is the longest collection_id of idc_index that
+ * its name starts with (nlst_canc: nlst), else the collection most of its
+ * dicom_patient_id values belong to, else null. Returns how many tables it
+ * lists (0: no clinical table, and no derived index is kept).
+ */
+export async function deriveClinicalIndex(folder: string, releaseNumber: number, checksums: Record<string, string>): Promise<number> {
+  const dest = join(folder, DERIVED_INDEX);
+  const dir = join(folder, 'clinical');
+  const tables = existsSync(dir) ? (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory() && TABLE.test(e.name)).map((e) => e.name).sort() : [];
+  delete checksums[DERIVED_INDEX];
+  if (tables.length === 0) {
+    await rm(dest, { force: true });
+    return 0;
+  }
+  const inst = await DuckDBInstance.create(':memory:', { threads: '1' });
+  const conn = await inst.connect();
+  try {
+    const index = join(folder, 'idc_index.parquet');
+    await conn.run(`CREATE TABLE patients AS SELECT DISTINCT collection_id, PatientID FROM read_parquet(${lit(index)})`);
+    await conn.run('CREATE TABLE derived (collection_id VARCHAR, table_name VARCHAR, short_table_name VARCHAR, "column" VARCHAR, column_label VARCHAR, "values" STRUCT(option_code VARCHAR, option_description VARCHAR)[])');
+    for (const t of tables) {
+      const src = `read_parquet(${lit(join(dir, t, '*.parquet'))})`;
+      const columns = (await conn.runAndReadAll(`SELECT column_name FROM (DESCRIBE SELECT * FROM ${src})`)).getRows().map((r) => String(r[0]));
+      const byName = `SELECT collection_id FROM (SELECT DISTINCT collection_id FROM patients) WHERE ${lit(t)} = collection_id OR starts_with(${lit(t)}, collection_id || '_') ORDER BY length(collection_id) DESC LIMIT 1`;
+      const byPatients = columns.includes('dicom_patient_id')
+        ? `SELECT p.collection_id FROM (SELECT DISTINCT CAST(dicom_patient_id AS VARCHAR) AS id FROM ${src}) c JOIN patients p ON p.PatientID = c.id GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`
+        : 'SELECT NULL';
+      const collection = (await conn.runAndReadAll(`SELECT coalesce((${byName}), (${byPatients}))`)).getRows()[0]?.[0];
+      await conn.run(
+        `INSERT INTO derived SELECT ${lit(collection === null || collection === undefined ? null : String(collection))}, ${lit(`bigquery-public-data.idc_v${releaseNumber}_clinical.${t}`)}, ${lit(t)}, c, NULL, []
+         FROM unnest(${lit(columns)}) u(c)`,
+      );
+    }
+    await mkdir(join(folder, 'clinical_index'), { recursive: true });
+    const tmp = `${dest}.tmp-${process.pid}`;
+    await conn.run(`COPY (SELECT * FROM derived ORDER BY collection_id NULLS LAST, table_name, "column") TO ${lit(tmp)} (FORMAT parquet)`);
+    await rename(tmp, dest);
+  } finally {
+    conn.closeSync();
+    inst.closeSync();
+  }
+  // In the folder's identity, so a database built before it was derived is rebuilt.
+  checksums[DERIVED_INDEX] = `derived:${createHash('sha256').update(await readFile(dest)).digest('hex')}`;
+  return tables.length;
 }

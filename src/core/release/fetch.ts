@@ -8,13 +8,13 @@
 
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { removeDeadLeftovers, withCacheLock } from '../cache-lock.ts';
 import { build, type BuildReport } from '../data/build.ts';
 import { DEFAULT_STORES, RELEASE_DEFAULTS, type ClinicalProvenance, type DatasetManifest, type ReleaseProvenance } from '../data/manifest.ts';
-import { dropStaging, fetchClinical, metadataBucket, releaseNumberOfFolder, type MetadataBucket } from './clinical-fetch.ts';
+import { deriveClinicalIndex, dropStaging, fetchClinical, metadataBucket, releaseNumberOfFolder, type MetadataBucket } from './clinical-fetch.ts';
 import { TABLES } from '../registry/tables.ts';
 import { downloadFile, exists, FetchError, getText, type Downloaded, type GetOptions } from './http-file.ts';
 import { sha256File, unpackWheel } from './open.ts';
@@ -209,6 +209,7 @@ async function fetchFolder(o: FetchOptions): Promise<FetchResult> {
     result.seconds = (Date.now() - started) / 1000;
     return result;
   }
+  const fresh = !existsSync(folder);
   await mkdir(folder, { recursive: true });
   const previous = await readDatasetJson(folder);
   const checksums: Record<string, string> = {};
@@ -297,7 +298,11 @@ async function fetchFolder(o: FetchOptions): Promise<FetchResult> {
       }),
     ),
   );
-  if (first !== undefined) throw first;
+  if (first !== undefined) {
+    // A first fetch that got nothing leaves no empty release folder behind.
+    if (fresh) await rmdir(folder).catch(() => {});
+    throw unreachable(first, o, base);
+  }
   if (o.signal?.aborted) throw o.signal.reason;
   if (wantsClinical(o.tables)) await fetchClinicalInto(o, folder, checksums, provenance, result, emit);
   const asked = new Set(files);
@@ -311,6 +316,20 @@ async function fetchFolder(o: FetchOptions): Promise<FetchResult> {
   await writeDatasetJson(folder, manifestOf(result.version, checksums, provenance));
   result.seconds = (Date.now() - started) / 1000;
   return result;
+}
+
+const NETWORK_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** A source that cannot be reached: say where, that the cache is as it was, and how to use a mirror. */
+function unreachable(e: unknown, o: FetchOptions, base: string): unknown {
+  const code = (e as { code?: string; cause?: { code?: string } })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
+  const network = (e instanceof FetchError && e.kind === 'network') || (typeof code === 'string' && NETWORK_CODES.has(code));
+  if (!network || e instanceof ReleaseError) return e;
+  const setting = o.source === 'gcs' ? 'IDQS_RELEASE_GCS_URL' : 'IDQS_RELEASE_GITHUB_URL';
+  return new ReleaseError(
+    `cannot reach the ${o.source} source at ${base} (${(e as Error).message}); nothing served was changed. Check the network, or fetch from a mirror with --mirror URL (or ${setting}), or another --source.`,
+    { cause: e },
+  );
 }
 
 /** The clinical tables of the release from the metadata bucket: failures are named, never fatal to the release. */
@@ -341,10 +360,18 @@ async function fetchClinicalInto(
     if (f.table !== '*') result.not_fetched.push(`clinical.${f.table}`);
     result.warnings.push(`clinical table ${f.table === '*' ? '(all)' : f.table} not fetched: ${f.reason}`);
   }
-  // The release files lacked clinical_index, the bucket had it: it is there after all.
-  if (c.tables.includes('clinical_index') && !c.failed.some((f) => f.table === 'clinical_index')) {
+  // The release files lacked clinical_index: the bucket's, else one made from the tables fetched.
+  const fromBucket = c.tables.includes('clinical_index') && !c.failed.some((f) => f.table === 'clinical_index');
+  const derived = !fromBucket && !checksums['clinical_index.parquet'] ? await deriveClinicalIndex(folder, n, checksums) : 0;
+  if (fromBucket || derived > 0) {
     result.not_fetched = result.not_fetched.filter((t) => t !== 'clinical_index');
     result.warnings = result.warnings.filter((w) => !w.startsWith('clinical_index.parquet is not in the release'));
+  }
+  if (derived > 0) {
+    result.warnings.push(
+      `clinical_index is in neither the release files nor ${c.prefix}: made from the columns of the ${derived} clinical tables fetched (collection, table, column; no labels or coded values)`,
+    );
+    emit({ type: 'warning', message: result.warnings.at(-1)! });
   }
   result.downloaded.push(...c.downloaded);
   result.reused.push(...c.reused);
@@ -368,17 +395,19 @@ async function tagMissing(o: FetchOptions, base: string, mirrored: boolean, prob
 async function fetchWheel(o: FetchOptions, files: string[], get: GetOptions, started: number): Promise<FetchResult> {
   const index = sourceBase('pypi', o.mirror, o.env);
   const project = RELEASE_DEFAULTS.sources.pypi.project;
-  const extra = files.filter((f) => !CORE_FILES.includes(f));
+  // clinical_index with the clinical tables: from the bucket, or made from the tables (see fetchClinicalInto).
+  const extra = files.filter((f) => !CORE_FILES.includes(f) && !(f === 'clinical_index' && wantsClinical(o.tables)));
   const warnings = extra.length > 0 ? [`the wheel holds the core tables only; ${extra.join(', ')} need --source gcs or github`] : [];
-  if (wantsClinical(o.tables)) warnings.push('the clinical tables are fetched with the release files only: use --source gcs or github');
+  // The clinical tables come from the metadata bucket whatever the source: after the wheel, into its folder.
+  const clinical = (r: FetchResult) => (wantsClinical(o.tables) ? wheelClinical(o, r, started) : r);
   if (o.release !== 'latest') {
     const folder = o.out ?? releaseFolder(o.cacheDir, o.release, 'pypi');
     const cached = await cachedRelease(folder, 'pypi', o.release, files);
     if (cached) {
-      return {
+      return clinical({
         folder, source: 'pypi', requested: o.release, version: o.release, downloaded: [], reused: Object.keys(cached.checksums).filter((f) => f.endsWith('.parquet')),
         not_fetched: cached.provenance!.not_fetched, warnings, bytes: 0, seconds: (Date.now() - started) / 1000,
-      };
+      });
     }
   }
   let wheel;
@@ -389,7 +418,25 @@ async function fetchWheel(o: FetchOptions, files: string[], get: GetOptions, sta
   }
   const folder = o.out ?? releaseFolder(o.cacheDir, wheel.version, 'pypi');
   const chosen = wheel;
-  return withCacheLock(folder, `fetching release ${wheel.version} from pypi`, () => fetchWheelInto(o, chosen, folder, index, warnings, get, started), o.signal);
+  return clinical(await withCacheLock(folder, `fetching release ${wheel.version} from pypi`, () => fetchWheelInto(o, chosen, folder, index, warnings, get, started), o.signal));
+}
+
+/** The clinical tables of a wheel's release (the wheel has none, nor their dictionary), fetched into its folder under its lock. */
+async function wheelClinical(o: FetchOptions, result: FetchResult, started: number): Promise<FetchResult> {
+  return withCacheLock(result.folder, `fetching the clinical tables of release ${result.version ?? o.release}`, async () => {
+    const m = await readDatasetJson(result.folder);
+    if (!m?.provenance) throw new ReleaseError(`${result.folder} has no dataset.json: fetch the release again`);
+    const checksums = { ...m.checksums };
+    const provenance = m.provenance;
+    const emit = o.onEvent ?? (() => {});
+    const out: FetchResult = { ...result, not_fetched: provenance.not_fetched.filter((t) => !t.startsWith('clinical.')), warnings: [...result.warnings] };
+    await fetchClinicalInto(o, result.folder, checksums, provenance, out, emit);
+    provenance.not_fetched = out.not_fetched;
+    await writeDatasetJson(result.folder, manifestOf(m.index_version || result.version, checksums, provenance));
+    out.clinical = provenance.clinical;
+    out.seconds = (Date.now() - started) / 1000;
+    return out;
+  }, o.signal);
 }
 
 /** Under the folder's lock: download the wheel (under its own lock: other folders may want it too), check it, unpack it. */

@@ -88,17 +88,32 @@ function isRetryable(e: Error): boolean {
   return e instanceof FetchError ? e.kind === 'network' || e.kind === 'size' || (e.status !== null && (e.status >= 500 || e.status === 429)) : RETRYABLE.has(code) || /socket hang up|aborted|premature close|terminated/i.test(e.message);
 }
 
+/** Nothing listens there (or no route to it): after this many attempts, no more (a busy server answers, a down one does not). */
+const UNANSWERED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']);
+const UNANSWERED_ATTEMPTS = 3;
+
 function withRetries<T>(what: string, opts: GetOptions, fn: () => Promise<T>): Promise<T> {
-  return pRetry(fn, {
+  let answered = false;
+  const attempt = async () => {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!UNANSWERED.has((e as NodeJS.ErrnoException).code ?? '')) answered = true;
+      throw e;
+    }
+  };
+  const retryable = (error: Error, attemptNumber: number) =>
+    isRetryable(error) && (answered || attemptNumber < UNANSWERED_ATTEMPTS || !UNANSWERED.has((error as NodeJS.ErrnoException).code ?? ''));
+  return pRetry(attempt, {
     retries: opts.retries ?? 5,
     minTimeout: opts.retryBaseMs ?? 500,
     factor: 2,
     maxTimeout: 10_000,
     randomize: true,
     signal: opts.signal,
-    shouldRetry: ({ error }) => isRetryable(error),
+    shouldRetry: ({ error, attemptNumber }) => retryable(error, attemptNumber),
     onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
-      if (retriesLeft > 0 && isRetryable(error)) opts.onRetry?.(attemptNumber, new Error(`${what}: ${error.message}`));
+      if (retriesLeft > 0 && retryable(error, attemptNumber)) opts.onRetry?.(attemptNumber, new Error(`${what}: ${error.message}`));
     },
   });
 }

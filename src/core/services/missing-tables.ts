@@ -10,7 +10,9 @@ import { TABLE_BY_NAME } from '../registry/tables.ts';
 export function fetchTablesCommand(ctx: AppContext, tables: string[]): string {
   const v = ctx.dataset.index_version;
   const release = v && v !== 'unknown' && !ctx.dataset.synthetic ? v : 'latest';
-  const source = ctx.dataset.provenance?.source === 'github' ? 'github' : 'gcs';
+  const from = ctx.dataset.provenance?.source;
+  // The clinical tables come from the metadata bucket into the release's own folder, whatever its source; other tables from the release files.
+  const source = from === 'github' || (from === 'pypi' && tables.every((t) => t === 'clinical')) ? from : 'gcs';
   return `idqs data fetch --release ${release} --source ${source} --tables ${tables.join(',')}`;
 }
 
