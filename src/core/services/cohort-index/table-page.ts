@@ -12,7 +12,6 @@ import type { Row } from '../../engine/engine.ts';
 import { round } from '../numbers.ts';
 import type { CohortIndex } from './build.ts';
 import type { Selection } from './evaluate.ts';
-import { rowsAt } from './page.ts';
 
 export type GroupLevel = 'collections' | 'patients' | 'studies';
 
@@ -93,7 +92,12 @@ export function columnRanks(ix: CohortIndex, name: string): Ranks | null {
 /** Manifest rank of a position (the unique tail of every order). */
 const tailOf = (ix: CohortIndex, p: number) => (ix.manifestRank === null ? p : ix.manifestRank[p]!);
 
-/** Positions of the selection's series [offset, offset + size) sorted on a column, missing values last, ties in manifest order; null when the index does not hold it. */
+/**
+ * Positions of the selection's series [offset, offset + size) sorted on a
+ * column, missing values last, ties in manifest order; null when the index
+ * does not hold it. A count per sort rank finds the rank the page ends in, so
+ * only the rows up to it are sorted, not the whole selection.
+ */
 export function sortedSeries(ix: CohortIndex, sel: Selection | 'all', sort: string, desc: boolean, offset: number, size: number): Uint32Array | null {
   const r = columnRanks(ix, sort);
   if (r === null) return null;
@@ -101,16 +105,32 @@ export function sortedSeries(ix: CohortIndex, sel: Selection | 'all', sort: stri
   // rank and tail in one exactly representable number.
   if ((r.max + 2) * m >= Number.MAX_SAFE_INTEGER) return null;
   const n = sel === 'all' ? ix.rows : sel.n;
-  const keys = new Float64Array(n);
+  const end = Math.min(n, offset + size);
+  if (offset >= end) return new Uint32Array(0);
   const { rank, max } = r;
-  for (let i = 0; i < n; i++) {
-    const p = sel === 'all' ? i : sel.rows[i]!;
+  const at = (i: number) => (sel === 'all' ? i : sel.rows[i]!);
+  // The rank a row sorts by: 1.. in the requested direction, a missing value after every other.
+  const keyOf = (p: number) => {
     const k = rank[p]!;
-    keys[i] = (k === 0 ? max + 1 : desc ? max + 1 - k : k) * m + tailOf(ix, p);
+    return k === 0 ? max + 1 : desc ? max + 1 - k : k;
+  };
+  const count = new Uint32Array(max + 2);
+  const keyed = new Uint32Array(n);
+  for (let i = 0; i < n; i++) count[(keyed[i] = keyOf(at(i)))]!++;
+  let last = 1;
+  let before = 0;
+  while (before + count[last]! < end) before += count[last++]!;
+  // Rows before the last rank all count; of the last rank, in table order (= manifest order when
+  // manifestRank is null) only as many as the page still needs.
+  let quota = ix.manifestRank === null ? end - before : count[last]!;
+  const keys = new Float64Array(before + quota);
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    const key = keyed[i]!;
+    if (key < last || (key === last && quota-- > 0)) keys[k++] = key * m + tailOf(ix, at(i));
   }
   keys.sort();
-  const end = Math.min(n, offset + size);
-  const out = new Uint32Array(Math.max(0, end - offset));
+  const out = new Uint32Array(end - offset);
   for (let i = offset; i < end; i++) {
     const t = keys[i]! % m;
     out[i - offset] = ix.manifestOrder === null ? t : ix.manifestOrder[t]!;
@@ -312,16 +332,26 @@ export async function groupedPage(
   for (const k of page) n += g.starts[k + 1]! - g.starts[k]!;
   if (n > MAX_PAGE_ROWS) return null;
   if (n === 0) return { rows: [], total: g.count };
-  const ids: number[] = [];
-  for (const k of page) for (let i = g.starts[k]!; i < g.starts[k + 1]!; i++) ids.push(ix.rowidOf[g.rows[i]!]!);
+  // Each selected row's page slot, then the engine groups those rows by row id (never by the filter).
+  const slot = new Map<number, number>();
+  let lo = Infinity;
+  let hi = -Infinity;
+  page.forEach((k, w) => {
+    for (let i = g.starts[k]!; i < g.starts[k + 1]!; i++) {
+      const id = ix.rowidOf[g.rows[i]!]!;
+      slot.set(id, w);
+      if (id < lo) lo = id;
+      if (id > hi) hi = id;
+    }
+  });
   const keys = KEY_COLUMNS.slice(0, depth);
-  // Row ids are integers of our own, written inline.
-  const found = await ctx.engine.rows(`SELECT ${select} FROM "index" WHERE rowid IN (${ids.join(', ')}) GROUP BY ${keys.join(', ')}`);
-  const byKey = new Map(found.map((r) => [JSON.stringify(keys.map((k) => r[k])), r]));
-  // Back in the page's order: each group's key values, read from the row the engine grouped.
-  const rep = await rowsAt(ctx, ix, Uint32Array.from(page, (k) => g.rows[g.starts[k]!]!), keys.join(', '));
-  const rows = rep.map((r) => byKey.get(JSON.stringify(keys.map((k) => r[k]))));
-  if (rows.some((r) => r === undefined)) throw new Error('cohort index: a group of the page was not found by row id');
+  // Row ids are integers of our own, written inline; the bounds let the engine skip the row groups outside them.
+  const found = await ctx.engine.rows(
+    `SELECT ${select}, min(rowid) AS "__first" FROM "index" WHERE rowid BETWEEN ${lo} AND ${hi} AND rowid IN (${[...slot.keys()].join(', ')}) GROUP BY ${keys.join(', ')}`,
+  );
+  const rows: (Row | undefined)[] = Array.from({ length: page.length }, () => undefined);
+  for (const { __first, ...row } of found) rows[slot.get(Number(__first))!] = row;
+  if (found.length !== page.length || rows.some((r) => r === undefined)) throw new Error('cohort index: a group of the page was not found by row id');
   return { rows: rows as Row[], total: g.count };
 }
 
