@@ -11,7 +11,7 @@ import { suggest } from '../suggest.ts';
 import type { FiltersApplied } from './cohort.ts';
 import { readyCohortIndex, type CohortIndex } from './cohort-index/build.ts';
 import { selectRows, type Selection } from './cohort-index/evaluate.ts';
-import { groupedPage, sortedSeries } from './cohort-index/table-page.ts';
+import { groupedPage, loadEngineRanks, sortedSeries } from './cohort-index/table-page.ts';
 import { distinctPrefixes } from './cohort-index/group.ts';
 import { pagePositions, rowsAt, sizeOf } from './cohort-index/page.ts';
 import { MANIFEST_ORDER } from './manifest.ts';
@@ -208,6 +208,7 @@ async function indexedPage(
   size: number,
 ): Promise<{ rows: Row[]; total: number } | null> {
   if (level !== 'series') return groupedPage(ctx, ix, sel, level, select, sort, desc, offset, size);
+  await loadEngineRanks(ctx, ix, sort);
   const positions = sort === null ? pagePositions(ix, sel, offset, size) : sortedSeries(ix, sel, sort, desc, offset, size);
   return positions && { rows: await rowsAt(ctx, ix, positions, select), total: sizeOf(ix, sel) };
 }

@@ -7,11 +7,13 @@
 // again. null: the index cannot order this table (a column it does not hold,
 // a table order other than the manifest order); the caller asks SQL.
 
-import type { AppContext } from '../../context.ts';
+import { memo, type AppContext } from '../../context.ts';
 import type { Row } from '../../engine/engine.ts';
 import { round } from '../numbers.ts';
+import { qi } from '../../registry/tables.ts';
 import type { CohortIndex } from './build.ts';
 import type { Selection } from './evaluate.ts';
+import { BUILD_QUERY_MS } from './identifiers.ts';
 
 export type GroupLevel = 'collections' | 'patients' | 'studies';
 
@@ -55,8 +57,47 @@ function numberRanks(values: Float64Array): Ranks {
   return r;
 }
 
-/** The ranks of a series-level column the index holds, or null. */
+/** Table columns the index holds no values of: their ranks are read from the engine once, on the first sort on them. */
+export const ENGINE_RANKED = new Set(['StudyDescription', 'SeriesDescription', 'SeriesNumber']);
+const engineRanked = new WeakMap<CohortIndex, Map<string, Ranks>>();
+
+/**
+ * Makes a column of ENGINE_RANKED sortable from the index: each row's rank in
+ * the engine's own ORDER BY of the column (one query per release and column,
+ * 4 bytes per row), kept beside the index. A no-op for other columns.
+ */
+export async function loadEngineRanks(ctx: AppContext, ix: CohortIndex, name: string | null): Promise<void> {
+  if (name === null || !ENGINE_RANKED.has(name) || engineRanked.get(ix)?.has(name)) return;
+  if (!(ctx.catalog.columns.get('index') ?? []).some((c) => c.name === name)) return;
+  const r = await memo(ctx, `table-ranks:${name}`, async () => {
+    const rank = new Uint32Array(ix.rows);
+    let max = 0;
+    await ctx.engine.produce(
+      `SELECT rowid::INTEGER AS r, dense_rank() OVER (ORDER BY ${qi(name)})::INTEGER AS k FROM "index" WHERE ${qi(name)} IS NOT NULL`,
+      [],
+      (chunk) => {
+        const rid = chunk.getColumnVector(0);
+        const k = chunk.getColumnVector(1);
+        for (let j = 0; j < chunk.rowCount; j++) {
+          const v = k.getItem(j) as number;
+          rank[ix.table.positionOf[rid.getItem(j) as number]!] = v;
+          if (v > max) max = v;
+        }
+        return true;
+      },
+      { timeoutMs: BUILD_QUERY_MS },
+    );
+    return { rank, max } as Ranks;
+  });
+  let m = engineRanked.get(ix);
+  if (!m) engineRanked.set(ix, (m = new Map()));
+  m.set(name, r);
+}
+
+/** The ranks of a series-level column the index holds (or whose ranks loadEngineRanks read), or null. */
 export function columnRanks(ix: CohortIndex, name: string): Ranks | null {
+  const loaded = engineRanked.get(ix)?.get(name);
+  if (loaded) return loaded;
   if (name === 'PatientID' || name === 'StudyInstanceUID') {
     // Entity ids are the ranks of the identifiers in the engine's order (facets/table.ts dictionaries).
     const ids = name === 'PatientID' ? ix.patients : ix.studies;
@@ -235,8 +276,8 @@ function groupKeys(ix: CohortIndex, g: Groups, column: string): Float64Array | n
   if (column === 'patients') return distinctPerGroup(g, ix.patients, all);
   if (column === 'studies') return distinctPerGroup(g, ix.studies, all);
   const r = columnRanks(ix, column);
-  if (r === null || !(KEY_COLUMNS.includes(column) || column === 'PatientSex' || column === 'StudyDate')) return null;
-  // A key column is one value per group; PatientSex and StudyDate are their min.
+  if (r === null || !(KEY_COLUMNS.includes(column) || ['PatientSex', 'StudyDate', 'StudyDescription'].includes(column))) return null;
+  // A key column is one value per group; the others are their min.
   return minRankPerGroup(g, r, all);
 }
 
@@ -300,6 +341,7 @@ export async function groupedPage(
   size: number,
 ): Promise<{ rows: Row[]; total: number } | null> {
   const depth = level === 'collections' ? 1 : level === 'patients' ? 2 : 3;
+  await loadEngineRanks(ctx, ix, sort);
   const ordered = orderedGroups(ix, sel, level, sort, desc, offset, size);
   if (ordered === null) return null;
   const { g, page } = ordered;
