@@ -39,6 +39,8 @@ const REQUESTS: [string, string, Body][] = [
   ['table: studies of CT by StudyDate', '/v3/cohort/table', () => ({ level: 'studies', sort: 'StudyDate', filters: { terms: { Modality: ['CT'] } } })],
   ['table: series, whole release, by size desc', '/v3/cohort/table', () => ({ level: 'series', sort: 'series_size_MB', order: 'desc' })],
   ['table: series of nlst by Modality', '/v3/cohort/table', () => ({ level: 'series', sort: 'Modality', filters: { terms: { collection_id: ['nlst'] } } })],
+  ['table: series of nlst by SeriesDescription', '/v3/cohort/table', () => ({ level: 'series', sort: 'SeriesDescription', filters: { terms: { collection_id: ['nlst'] } } })],
+  ['table: studies by StudyDescription desc', '/v3/cohort/table', () => ({ level: 'studies', sort: 'StudyDescription', order: 'desc' })],
 ];
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
