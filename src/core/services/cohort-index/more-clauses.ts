@@ -7,8 +7,10 @@
 //   then a term clause over collection_id; null: a collection listing none,
 //   or a row without a collection;
 // - all_terms: the rows of every study that holds each of the values in some
-//   row (a row without a study is never selected, as NULL IN (...) is not).
+//   row (a row without a study is never selected, as NULL IN (...) is not);
+//   its rows are kept per column and values (a bounded LRU) for the next filter.
 
+import { LRUCache } from 'lru-cache';
 import type { CodedColumn, CohortIndex } from './build.ts';
 import { rowsOfCodes } from './postings.ts';
 
@@ -16,8 +18,6 @@ import { rowsOfCodes } from './postings.ts';
 export type MoreClause =
   | { kind: 'coded'; column: CodedColumn; codes: Uint16Array | Uint32Array; accepted: Uint8Array; list: number[]; estimate: number }
   | { kind: 'rows'; rows: Uint32Array; estimate: number };
-
-const NOTHING = (): MoreClause => ({ kind: 'rows', rows: new Uint32Array(0), estimate: 0 });
 
 /** A clause over a coded column from its accepted codes; null when the column's codes cannot be scanned as codes. */
 function codedClause(c: CodedColumn, accepted: Uint8Array): MoreClause | null {
@@ -81,12 +81,31 @@ function maxId(ids: Int32Array): number {
   return m;
 }
 
+/** Rows of all_terms clauses, per column and values: a cohort refined facet by facet asks for the same one again. */
+const allTermsRows = new WeakMap<CodedColumn, LRUCache<string, Uint32Array>>();
+/** Bytes of rows kept per column. */
+const KEPT_BYTES = 32 * 1024 * 1024;
+
 /** all_terms of a categorical column: every row of each study holding all the values; null when the column is not categorical codes. */
 export function allTermsClause(ix: CohortIndex, c: CodedColumn, values: string[]): MoreClause | null {
   if (c.values === null) return null;
+  let kept = allTermsRows.get(c);
+  if (!kept) allTermsRows.set(c, (kept = new LRUCache<string, Uint32Array>({ maxSize: KEPT_BYTES, sizeCalculation: (rows) => rows.byteLength + 64 })));
+  const key = JSON.stringify([...new Set(values)].sort());
+  let rows = kept.get(key);
+  if (!rows) {
+    rows = studyRows(ix, c, values);
+    // Too large for the cache: computed again next time.
+    if (rows.byteLength + 64 <= KEPT_BYTES) kept.set(key, rows);
+  }
+  // A list kept for later requests: evaluate.ts reads it, never writes it (a 'rows' clause is shared).
+  return { kind: 'rows', rows, estimate: rows.length };
+}
+
+function studyRows(ix: CohortIndex, c: CodedColumn, values: string[]): Uint32Array {
   const codes = [...new Set(values)].map((v) => c.codeOf(v));
   // A value no row holds: no study has it.
-  if (codes.some((code) => code === undefined || code === 0)) return NOTHING();
+  if (codes.some((code) => code === undefined || code === 0)) return new Uint32Array(0);
   const studies = ix.studies;
   const held = new Int32Array(maxId(studies) + 1);
   const lastValue = new Int32Array(held.length);
@@ -105,12 +124,13 @@ export function allTermsClause(ix: CohortIndex, c: CodedColumn, values: string[]
   const need = codes.length;
   let qualifying = 0;
   for (let s = 1; s < held.length; s++) if (held[s] === need) qualifying++;
-  if (qualifying === 0) return NOTHING();
+  if (qualifying === 0) return new Uint32Array(0);
   const out = new Uint32Array(ix.rows + 1);
   let k = 0;
   for (let r = 0; r < ix.rows; r++) {
     out[k] = r;
     k += +(held[studies[r]!] === need);
   }
-  return { kind: 'rows', rows: out.subarray(0, k), estimate: k };
+  // A copy of its length: the cache holds what it keeps, not the buffer for every row.
+  return out.slice(0, k);
 }
