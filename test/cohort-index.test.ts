@@ -1,7 +1,8 @@
 // One truth: thousands of random filters (every filterable attribute, term
 // lists with unknown values, values that exist only in another casing, empty
 // selections, ranges inside and outside the data, dates in both forms,
-// combinations of up to five attributes, unions of such filters with any_of)
+// combinations of up to five attributes, the missing value among terms,
+// all_terms, the collection-level attributes, unions of such filters with any_of)
 // answered by POST /v3/cohort/counts
 // from the in-memory cohort index, each compared with SQL written here, on
 // the test dataset and on the real release. Any difference fails.
@@ -87,7 +88,9 @@ async function check(
     same(await counts(server, f), want[i]!, f);
     if (want[i]!.series > 0) nonEmpty++;
     else empty++;
-    for (const a of [...Object.keys(f.terms), ...Object.keys(f.ranges)]) kinds.add(a);
+    for (const a of [...Object.keys(f.terms), ...Object.keys(f.ranges), ...Object.keys(f.all_terms ?? {})]) kinds.add(a);
+    if (Object.values(f.terms).some((vs) => vs.includes(null))) kinds.add('(null)');
+    if (Object.keys(f.all_terms ?? {}).length > 0) kinds.add('(all_terms)');
   }
   return { nonEmpty, empty, kinds };
 }
@@ -97,7 +100,10 @@ test(`${TEST_FILTERS} random filters: the index's counts equal SQL on the test d
   // The draw is not degenerate: both outcomes occur, and every attribute the dataset holds was filtered.
   assert.ok(nonEmpty >= TEST_FILTERS / 10 && empty >= TEST_FILTERS / 10, `${nonEmpty} non-empty, ${empty} empty cohorts`);
   const held = new Set((s.ctx.catalog.columns.get('index') ?? []).map((c) => c.name));
-  assert.deepEqual([...kinds].sort(), ATTRIBUTES.map((a) => a.name).filter((a) => held.has(a)).sort());
+  const perCollection = new Set((s.ctx.catalog.columns.get('collections_index') ?? []).map((c) => c.name));
+  const attrs = ATTRIBUTES.filter((a) => (a.collection ? perCollection.has(a.collection.column) : held.has(a.name))).map((a) => a.name);
+  assert.ok(attrs.includes('program_id') && attrs.includes('cancer_types'), 'the test dataset has collection-level attributes');
+  assert.deepEqual([...kinds].sort(), [...attrs, '(all_terms)', '(null)'].sort());
 });
 
 test(`${UNION_FILTERS} random unions (any_of): the index's counts equal SQL on the test dataset`, async () => {

@@ -9,8 +9,9 @@ import { didYouMean, field, invalidQuery, invalidRequest, msg } from '../errors.
 import { compileFilter, type FilterObject } from '../filters/v3.ts';
 import { suggest } from '../suggest.ts';
 import type { FiltersApplied } from './cohort.ts';
-import { readyCohortIndex } from './cohort-index/build.ts';
-import { selectRows } from './cohort-index/evaluate.ts';
+import { readyCohortIndex, type CohortIndex } from './cohort-index/build.ts';
+import { selectRows, type Selection } from './cohort-index/evaluate.ts';
+import { groupedPage, loadEngineRanks, sortedSeries } from './cohort-index/table-page.ts';
 import { distinctPrefixes } from './cohort-index/group.ts';
 import { pagePositions, rowsAt, sizeOf } from './cohort-index/page.ts';
 import { MANIFEST_ORDER } from './manifest.ts';
@@ -155,15 +156,15 @@ export async function cohortTable(ctx: AppContext, req: TableRequest): Promise<C
   const group = def.keys.length > 0 ? ` GROUP BY ${def.keys.join(', ')}` : '';
   const orderBy = `${sort ? `"${sort}" ${order.toUpperCase()} NULLS LAST, ` : ''}${def.unique}`;
   const params: Param[] = [...compiled.params];
-  // From the cohort index when it can: the number of rows, and a series page in the default order by row id.
+  // From the cohort index when it can: the number of rows, and the page's order by row id (table-page.ts).
   const ix = readyCohortIndex(ctx);
   const sel = ix && selectRows(ix, compiled.filters_applied);
-  const indexedTotal = ix && sel ? (level === 'series' ? sizeOf(ix, sel) : distinctPrefixes(ix, sel, def.keys.length as 1 | 2 | 3)) : null;
   const offset = page * pageSize;
-  const indexedPage = ix && sel && level === 'series' && sort === null && Number.isSafeInteger(offset);
+  const fromIndex = ix && sel && Number.isSafeInteger(offset) ? await indexedPage(ctx, ix, sel, level, select, sort, order === 'desc', offset, pageSize) : null;
+  const indexedTotal = fromIndex ? fromIndex.total : ix && sel ? (level === 'series' ? sizeOf(ix, sel) : distinctPrefixes(ix, sel, def.keys.length as 1 | 2 | 3)) : null;
   const [rows, total] = await Promise.all([
-    indexedPage
-      ? rowsAt(ctx, ix, pagePositions(ix, sel, offset, pageSize), select)
+    fromIndex
+      ? fromIndex.rows
       : ctx.engine.rows(`SELECT ${select} FROM "index" WHERE ${compiled.where}${group} ORDER BY ${orderBy} LIMIT ? OFFSET ?`, [...params, pageSize, offset]),
     indexedTotal !== null
       ? { n: indexedTotal }
@@ -192,6 +193,24 @@ export async function cohortTable(ctx: AppContext, req: TableRequest): Promise<C
     filters_applied: compiled.filters_applied,
     warnings,
   };
+}
+
+/** A page of the table from the index: series by row id (sorted on a column it holds), or grouped rows (table-page.ts); null: ask SQL. */
+async function indexedPage(
+  ctx: AppContext,
+  ix: CohortIndex,
+  sel: Selection | 'all',
+  level: TableLevel,
+  select: string,
+  sort: string | null,
+  desc: boolean,
+  offset: number,
+  size: number,
+): Promise<{ rows: Row[]; total: number } | null> {
+  if (level !== 'series') return groupedPage(ctx, ix, sel, level, select, sort, desc, offset, size);
+  await loadEngineRanks(ctx, ix, sort);
+  const positions = sort === null ? pagePositions(ix, sel, offset, size) : sortedSeries(ix, sel, sort, desc, offset, size);
+  return positions && { rows: await rowsAt(ctx, ix, positions, select), total: sizeOf(ix, sel) };
 }
 
 /** The viewer link of each row (its study's modalities decide the viewer, as in /v3/viewer-url). */

@@ -2,7 +2,8 @@
 // checked and normalised) evaluated on the cohort index to the positions of
 // the rows it selects, with the semantics of the SQL path: OR within an
 // attribute, AND across attributes, exact (case-sensitive) matching, a
-// missing value never selected (NULL fails IN and every comparison). The most
+// missing value selected only by a null among the terms (NULL fails IN and
+// every comparison); collection attributes and all_terms: more-clauses.ts. The most
 // selective clause (known exactly for terms from the codes' frequencies) scans
 // first; the others only test the rows it kept. A union (any_of) marks the
 // rows of its members and keeps those of the filter's own clauses.
@@ -10,7 +11,9 @@
 import type { CompiledFilter } from '../../filters/v3.ts';
 import type { RangeColumn } from '../facets/table.ts';
 import type { CodedColumn, CohortIndex } from './build.ts';
+import { ATTRIBUTE_BY_NAME } from '../../registry/attributes.ts';
 import { findString } from './identifiers.ts';
+import { allTermsClause, collectionClause, withMissingClause } from './more-clauses.ts';
 import { rowsOfCodes } from './postings.ts';
 
 export type FiltersApplied = CompiledFilter['filters_applied'];
@@ -77,16 +80,29 @@ function extentOf(values: Float64Array): Extent {
 /**
  * The clauses of a filter, most selective first, without those that select
  * every row (a range spanning a column no row misses, every value of an
- * attribute); null when an attribute is not in the index (the caller then asks SQL).
+ * attribute); null when an attribute is not in the index (the caller then asks SQL:
+ * a term attribute whose column is not text, an identifier without its dictionary).
  */
 function clausesOf(ix: CohortIndex, applied: Conjunction): Clause[] | null {
-  // All-of values (a study-level condition) and the missing value (null) in terms are left to SQL.
-  if (applied.all_terms !== undefined || Object.values(applied.terms).some((vs) => vs.includes(null))) return null;
   const out: Clause[] = [];
+  const add = (c: Clause | null): boolean => {
+    if (c === null) return false;
+    if (c.estimate !== ix.rows) out.push(c);
+    return true;
+  };
   for (const [name, all] of Object.entries(applied.terms)) {
-    const values = all as string[];
     const c = ix.columns.get(name);
+    // A fact of the series' collection, or the missing value among the terms (more-clauses.ts).
+    if (c === undefined && ATTRIBUTE_BY_NAME.get(name)?.collection) {
+      if (!add(collectionClause(ix, name, all))) return null;
+      continue;
+    }
     if (c === undefined || c.kind === 'number') return null;
+    if (all.includes(null)) {
+      if (c.kind !== 'coded' || !add(withMissingClause(c, all))) return null;
+      continue;
+    }
+    const values = all as string[];
     if (c.kind === 'rows') {
       const found: number[] = [];
       for (const v of values) {
@@ -121,6 +137,10 @@ function clausesOf(ix: CohortIndex, applied: Conjunction): Clause[] | null {
     const e = extentOf(c.column.values);
     if (!e.missing && lo <= e.min && hi >= e.max) continue;
     out.push({ kind: 'number', values: c.column.values, lo, hi, estimate: ix.rows });
+  }
+  for (const [name, values] of Object.entries(applied.all_terms ?? {})) {
+    const c = ix.columns.get(name);
+    if (c?.kind !== 'coded' || !add(allTermsClause(ix, c, values))) return null;
   }
   return out.sort((a, b) => a.estimate - b.estimate);
 }
