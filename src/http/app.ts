@@ -26,6 +26,7 @@ import { explorer } from './explorer.ts';
 import { clientSignal, responseClosed, wasCut } from './client-signal.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { serverOptions } from './server-options.ts';
+import { lazyCompilers } from './lazy-compilers.ts';
 import { addSecurityHeaders, securityHeaders } from './security-headers.ts';
 import { rebindingHook } from './rebinding.ts';
 import { declareRelease, queryRelease, requestRelease, takesRelease } from './release-scope.ts';
@@ -75,6 +76,8 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     logController: new LogController({ disableRequestLogging: true }),
     exposeHeadRoutes: true,
     ajv: { customOptions: { ...AJV_OPTIONS } },
+    // Each route's validators and serializers are compiled on its first request (faster start, less memory).
+    schemaController: { compilersFactory: lazyCompilers() },
     routerOptions: { ignoreTrailingSlash: true },
   });
   app.server.maxConnections = ctx.config.maxConnections;

@@ -11,10 +11,12 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Logger } from 'pino';
-import { notJsonRpc } from './json-rpc-shape.ts';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { createMcpServer, toolsetFor } from './server.ts';
 import { publicBase } from '../contract/public-base.ts';
+
+// The SDK and the tools are loaded on first use (a request to /mcp, or the warm-up after listening):
+// about 0.2 s of CPU and a good part of the heap that a server answering only REST never needs.
+let parts: Promise<[typeof import('./json-rpc-shape.ts'), typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), typeof import('./server.ts')]> | null = null;
+const loadParts = () => (parts ??= Promise.all([import('./json-rpc-shape.ts'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), import('./server.ts')]));
 
 export interface McpHttpOptions {
   log?: Logger | null;
@@ -67,7 +69,7 @@ export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promi
   const ctx = app.ctx;
   // The tool schemas compile once the server listens and has had a moment: not on the path to the first answer, and
   // (unless an agent calls first, which then compiles them) not on the first tool call either.
-  app.addHook('onListen', () => void setTimeout(() => toolsetFor(ctx), WARM_TOOLS_MS).unref());
+  app.addHook('onListen', () => void setTimeout(() => void loadParts().then(([, , { toolsetFor }]) => toolsetFor(ctx)), WARM_TOOLS_MS).unref());
   // The transport checks the content type and parses the body itself, answering JSON-RPC errors.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
@@ -86,6 +88,7 @@ export async function mcpHttp(app: FastifyInstance, opts: McpHttpOptions): Promi
     const apiBase = publicBase(ctx.config, req);
     const body = typeof req.body === 'string' ? req.body : '';
     const stream = wantsStream(body, req.headers.accept);
+    const [{ notJsonRpc }, { WebStandardStreamableHTTPServerTransport }, { createMcpServer }] = await loadParts();
     const server = createMcpServer(ctx, { apiBase, log: opts.log });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !stream });
     const close = async () => {

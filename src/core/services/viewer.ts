@@ -109,13 +109,19 @@ export interface ViewerExample {
  * series of nlst when present, else any CT, else any non-microscopy series.
  */
 export async function viewerExample(ctx: AppContext): Promise<ViewerExample | null> {
-  const row = await ctx.engine.one(
-    `SELECT StudyInstanceUID, SeriesInstanceUID FROM "index"
-     WHERE Modality IS NOT NULL AND Modality <> 'SM'
-       AND StudyInstanceUID NOT IN (SELECT StudyInstanceUID FROM "index" WHERE Modality = 'SM')
-     ORDER BY (collection_id = 'nlst' AND Modality = 'CT') DESC, (Modality = 'CT') DESC, SeriesInstanceUID
-     LIMIT 1`,
-  );
+  // The same order in narrower scopes first (nlst CT, then CT, then all): the first row of a non-empty
+  // scope is the first row of the whole order, at a fraction of its cost on the start path.
+  let row: Record<string, unknown> | undefined;
+  for (const scope of ["collection_id = 'nlst' AND Modality = 'CT'", "Modality = 'CT'", 'TRUE']) {
+    row = await ctx.engine.one(
+      `SELECT StudyInstanceUID, SeriesInstanceUID FROM "index"
+       WHERE ${scope} AND Modality IS NOT NULL AND Modality <> 'SM'
+         AND StudyInstanceUID NOT IN (SELECT StudyInstanceUID FROM "index" WHERE Modality = 'SM')
+       ORDER BY (collection_id = 'nlst' AND Modality = 'CT') DESC, (Modality = 'CT') DESC, SeriesInstanceUID
+       LIMIT 1`,
+    );
+    if (row) break;
+  }
   if (!row) return null;
   const sm = await ctx.engine.one(`SELECT min(StudyInstanceUID) AS study FROM "index" WHERE Modality = 'SM'`);
   return {

@@ -7,6 +7,10 @@
 // of the database's identity and this format's version: a file of another
 // database or an older build is stale, a file whose CRC or length does not
 // match is damaged; neither is ever served (the index is built again).
+// A start keeps only what counts and pages need (about 55 MB of the full
+// corpus's 214); the facet codes, the entities' orders, most range columns and
+// the identifier dictionaries are read from the same (checksummed) file on
+// first use.
 
 import { createHash } from 'node:crypto';
 import fs, { constants, existsSync, statSync } from 'node:fs';
@@ -31,6 +35,8 @@ const FORMAT = 2;
 const MAGIC = Buffer.from('IDQSCIX\n', 'latin1');
 const PREFIX = 16;
 const READ_PIECE = 8 << 20;
+/** Pieces not kept at load are checksummed through buffers of this size. */
+const SCRATCH = 1 << 20;
 
 const ARRAYS = { u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f64: Float64Array } as const;
 type ArrayKind = keyof typeof ARRAYS;
@@ -248,12 +254,43 @@ const readAt = promisify(fs.read);
 /** Closes the descriptor a loaded index keeps for its lazy arrays once the index is gone. */
 const descriptors = new FinalizationRegistry<number>((fd) => fs.close(fd, () => {}));
 
+const bytesOf = (ref: Ref) => ref.n * ARRAYS[ref.t].BYTES_PER_ELEMENT;
+
+const isRef = (x: unknown): x is Ref => typeof x === 'object' && x !== null && 't' in x && 'o' in x && 'n' in x;
+
+/** Every array the header refers to (once per offset). */
+function refsOf(x: unknown, out = new Map<number, Ref>()): Map<number, Ref> {
+  // A zero-length array may share its offset with the next one: the longer one is what lies there.
+  if (isRef(x)) {
+    const known = out.get(x.o);
+    if (!known || bytesOf(known) < bytesOf(x)) out.set(x.o, x);
+  }
+  else if (typeof x === 'object' && x !== null) for (const v of Object.values(x)) refsOf(v, out);
+  return out;
+}
+
 /**
- * Why a file is not used (absent, stale, damaged), or its header, the bytes
- * before its lazy arrays, and an open descriptor to read those from later.
- * Every byte is checksummed, the lazy ones through a small buffer.
+ * The arrays of the part loaded at start that a count does not need, read on
+ * first use instead (like the lazy part): the row-major facet codes and the
+ * entities' orders (facets only), and range columns other than instanceCount
+ * and series_size_MB (the totals of every count read those two). About 75 MB
+ * of the full corpus's 130 that a server answering counts and pages never holds.
  */
-async function readHeader(path: string): Promise<{ header: Header; buf: ArrayBuffer; fd: number } | { reason: string }> {
+function deferredOf(h: Header): Set<number> {
+  const out = new Set<number>([h.codes.o]);
+  for (const e of Object.values(h.entities)) if (e.order) out.add(e.order.o);
+  for (const f of h.facet) if (f.kind === 'range' && f.values.o !== h.instances.o && f.values.o !== h.sizeMb.o) out.add(f.values.o);
+  return out;
+}
+
+/**
+ * Why a file is not used (absent, stale, damaged), or its header, the arrays
+ * kept from the start (one buffer, packed; `at` maps a file offset to its
+ * place there), and an open descriptor to read the others from later. Every
+ * byte is checksummed: the kept ones where they land, the others through two
+ * small buffers (one read while the other is checksummed).
+ */
+async function readHeader(path: string): Promise<{ header: Header; buf: ArrayBuffer; at: Map<number, number>; fd: number } | { reason: string }> {
   if (!existsSync(path)) return { reason: 'absent' };
   const fd = fs.openSync(path, 'r');
   let keep = false;
@@ -270,26 +307,49 @@ async function readHeader(path: string): Promise<{ header: Header; buf: ArrayBuf
     const header = JSON.parse(text.toString('utf8')) as Header;
     if (header.bytes !== size) return { reason: 'damaged (length mismatch)' };
     if (!(header.lazyFrom >= PREFIX + length && header.lazyFrom <= size)) return { reason: 'damaged (bad layout)' };
-    const buf = new ArrayBuffer(header.lazyFrom);
-    const b = Buffer.from(buf);
-    const scratch = [Buffer.allocUnsafe(READ_PIECE), Buffer.allocUnsafe(READ_PIECE)];
-    // Each piece is checksummed while the next one is read; pieces past lazyFrom go through the scratch buffers.
+    const deferred = deferredOf(header);
+    const kept = [...refsOf(header).values()].filter((r) => r.o < header.lazyFrom && !deferred.has(r.o)).sort((a, b) => a.o - b.o);
+    const at = new Map<number, number>();
+    let packed = 0;
+    let end = PREFIX + length;
+    for (const r of kept) {
+      if (r.o < end || r.o % 8 !== 0 || r.o + bytesOf(r) > header.lazyFrom) return { reason: 'damaged (bad layout)' };
+      at.set(r.o, packed);
+      packed += Math.ceil(bytesOf(r) / 8) * 8;
+      end = r.o + bytesOf(r);
+    }
+    const buf = new ArrayBuffer(packed);
+    // The file from the header on as pieces: each kept array straight into its place, the rest through the scratch buffers.
+    const pieces: { from: number; into: Uint8Array | null }[] = [];
+    const gap = (from: number, to: number) => {
+      for (let o = from; o < to; o += SCRATCH) pieces.push({ from: o, into: null });
+      return to;
+    };
+    let pos = gap(PREFIX, PREFIX + length);
+    for (const r of kept) {
+      pos = gap(pos, r.o);
+      const dest = new Uint8Array(buf, at.get(r.o)!, bytesOf(r));
+      for (let k = 0; k < dest.length; k += READ_PIECE) pieces.push({ from: r.o + k, into: dest.subarray(k, Math.min(dest.length, k + READ_PIECE)) });
+      pos = r.o + bytesOf(r);
+    }
+    gap(pos, size);
+    const scratch = [Buffer.allocUnsafeSlow(SCRATCH), Buffer.allocUnsafeSlow(SCRATCH)];
     let crc = 0;
-    let pending: Buffer | null = null;
-    for (let at = 0, k = 0; at < size; k++) {
-      const n = Math.min(size - at, READ_PIECE, at < header.lazyFrom ? header.lazyFrom - at : Infinity);
-      const into = at < header.lazyFrom ? b.subarray(at, at + n) : scratch[k % 2]!.subarray(0, n);
-      const reading = readAt(fd, into, 0, n, at);
+    let pending: Uint8Array | null = null;
+    for (let k = 0, s = 0; k < pieces.length; k++) {
+      const p = pieces[k]!;
+      const next = pieces[k + 1]?.from ?? size;
+      const into = p.into ?? scratch[s++ % 2]!.subarray(0, Math.min(SCRATCH, next - p.from));
+      const reading = readAt(fd, into, 0, into.length, p.from);
       if (pending) crc = crc32(pending, crc);
       const { bytesRead } = await reading;
-      if (bytesRead !== n) return { reason: 'damaged (shorter than it says)' };
-      pending = at === 0 ? into.subarray(PREFIX) : into;
-      at += n;
+      if (bytesRead !== into.length) return { reason: 'damaged (shorter than it says)' };
+      pending = into;
     }
     if (pending) crc = crc32(pending, crc);
     if (crc !== prefix.readUInt32LE(12)) return { reason: 'damaged (checksum mismatch)' };
     keep = true;
-    return { header, buf, fd };
+    return { header, buf, at, fd };
   } catch (e) {
     return { reason: `damaged (${(e as Error).message})` };
   } finally {
@@ -326,14 +386,15 @@ export type LoadResult = { index: CohortIndex } | { reason: string };
 export async function readIndexFile(path: string, key: string, collections: (t: FacetTable) => Promise<void>): Promise<LoadResult> {
   const r = await readHeader(path);
   if ('reason' in r) return r;
-  const { header: h, buf, fd } = r;
+  const { header: h, buf, at, fd } = r;
   if (h.key !== key) {
     fs.closeSync(fd);
     return { reason: 'stale (written for another database or version)' };
   }
   const view = (ref: Ref): Typed => {
-    if (ref.o + ref.n * ARRAYS[ref.t].BYTES_PER_ELEMENT > h.lazyFrom) throw new Error('an array past the loaded part');
-    return new ARRAYS[ref.t](buf, ref.o, ref.n);
+    const o = at.get(ref.o);
+    if (o === undefined || bytesOf(ref) > buf.byteLength - o) throw new Error('an array not in the loaded part');
+    return new ARRAYS[ref.t](buf, o, ref.n);
   };
   const as = <T extends Typed>(ref: Ref, type: new (...a: never[]) => T, v: Typed = view(ref)): T => {
     if (!(v instanceof type)) throw new Error(`cohort index file: an array of type ${ref.t} where another was expected`);
@@ -341,9 +402,9 @@ export async function readIndexFile(path: string, key: string, collections: (t: 
   };
   // One holder of the descriptor for all lazy arrays: it is closed once none of them can be read any more.
   const source = { fd };
-  /** A lazy array, read from the file (checksummed at load; the descriptor keeps that very file) on first use. */
+  /** A lazy or deferred array, read from the file (checksummed at load; the descriptor keeps that very file) on first use. */
   const later = (ref: Ref): Typed => {
-    if (ref.o < h.lazyFrom || ref.o + ref.n * ARRAYS[ref.t].BYTES_PER_ELEMENT > h.bytes) throw new Error('a lazy array outside the lazy part');
+    if (ref.o < PREFIX || ref.o + bytesOf(ref) > h.bytes) throw new Error('an array outside the file');
     const a = new ARRAYS[ref.t](ref.n);
     const bytes = new Uint8Array(a.buffer);
     for (let at = 0; at < bytes.length; ) {
@@ -353,6 +414,12 @@ export async function readIndexFile(path: string, key: string, collections: (t: 
     }
     return a;
   };
+  /** A deferred array: read once, on first use (a facet, or a filter on that range). */
+  const once = <T extends Typed>(ref: Ref, type: new (...a: never[]) => T): (() => T) => {
+    let held: T | null = null;
+    return () => (held ??= as(ref, type, later(ref)));
+  };
+  const deferred = deferredOf(h);
   const dict = (d: DictRef): SortedStrings => {
     let held: SortedStrings | null = null;
     const load = () =>
@@ -380,16 +447,29 @@ export async function readIndexFile(path: string, key: string, collections: (t: 
       const def = ATTRIBUTE_BY_NAME.get(e.name);
       if (!def) return { reason: `stale (attribute ${e.name} is no longer in the registry)` };
       if (e.kind === 'term') columns.set(e.name, { kind: 'term', def, slot: e.slot, values: e.values, codeOf: new Map(e.values.map((v, i) => [v, i + 1])) } satisfies TermColumn);
-      else if (e.kind === 'range') columns.set(e.name, { kind: 'range', def, slot: e.slot, edges: e.edges, sorted: e.sorted, values: as(e.values, Float64Array) } satisfies RangeColumn);
+      else if (e.kind === 'range') {
+        const column: RangeColumn = { kind: 'range', def, slot: e.slot, edges: e.edges, sorted: e.sorted, values: deferred.has(e.values.o) ? new Float64Array(0) : as(e.values, Float64Array) };
+        if (deferred.has(e.values.o)) {
+          const values = once(e.values, Float64Array);
+          Object.defineProperty(column, 'values', { get: values, enumerable: true });
+        }
+        columns.set(e.name, column);
+      }
       else columns.set(e.name, { kind: 'identifier', def });
     }
-    const entity = (e: { ids: Ref | null; order: Ref | null }): Entity => ({ ids: e.ids ? as(e.ids, Int32Array) : null, order: e.order ? as(e.order, Uint32Array) : null });
-    const codes = view(h.codes);
-    if (!(codes instanceof Uint16Array || codes instanceof Uint32Array)) throw new Error('cohort index file: facet codes of a wrong type');
+    const entity = (e: { ids: Ref | null; order: Ref | null }): Entity => {
+      const out: Entity = { ids: e.ids ? as(e.ids, Int32Array) : null, order: null };
+      if (e.order) Object.defineProperty(out, 'order', { get: once(e.order, Uint32Array), enumerable: true });
+      return out;
+    };
+    if (h.codes.t !== 'u16' && h.codes.t !== 'u32') throw new Error('cohort index file: facet codes of a wrong type');
+    const codes: () => Uint16Array | Uint32Array = h.codes.t === 'u16' ? once(h.codes, Uint16Array) : once(h.codes, Uint32Array);
     const table: FacetTable = {
       rows: h.rows,
       width: h.width,
-      codes,
+      get codes() {
+        return codes();
+      },
       slotSizes: h.slotSizes,
       columns,
       entities: { patients: entity(h.entities.patients), studies: entity(h.entities.studies), series: entity(h.entities.series) },
@@ -443,8 +523,8 @@ export async function readIndexFile(path: string, key: string, collections: (t: 
       adjacent: h.adjacent,
       all: h.all,
     };
-    if (h.columns.some((c) => c.kind === 'rows' || (c.kind === 'coded' && c.dict))) descriptors.register(source, fd);
-    else fs.closeSync(fd);
+    // The facet codes are always deferred: the descriptor stays open while the index lives.
+    descriptors.register(source, fd);
     return { index };
   } catch (e) {
     fs.closeSync(fd);
