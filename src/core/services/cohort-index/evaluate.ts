@@ -1,17 +1,20 @@
 // A /v3 filter (as applied by the compiler: values deduplicated, bounds
-// checked and normalised) evaluated on the cohort index to the positions of
-// the rows it selects, with the semantics of the SQL path: OR within an
-// attribute, AND across attributes, exact (case-sensitive) matching, a
-// missing value never selected (NULL fails IN and every comparison). The most
-// selective clause (known exactly for terms from the codes' frequencies) scans
-// first; the others only test the rows it kept. A union (any_of) marks the
-// rows of its members and keeps those of the filter's own clauses.
+// checked and normalised) evaluated on the cohort index to the rows it
+// selects, a bitset over the rows (bits.ts), with the semantics of the SQL
+// path: OR within an attribute, AND across attributes, exact (case-sensitive)
+// matching, a missing value never selected (NULL fails IN and every
+// comparison). Each clause is one kind of Clause (clausesOf) and turns into
+// bits through clauseBits / narrowBits. The most selective clause (known
+// exactly for terms from the codes' frequencies) sets the bits first; the
+// others only test the words it set. A union (any_of) ORs the bits of its
+// members and ANDs them with those of the filter's own clauses.
 
 import type { CompiledFilter } from '../../filters/v3.ts';
 import type { RangeColumn } from '../facets/table.ts';
 import type { CodedColumn, CohortIndex } from './build.ts';
 import { findString } from './identifiers.ts';
-import { rowsOfCodes } from './postings.ts';
+import { countBits, rowsOfBits, setRows, wordsFor } from './bits.ts';
+import { postingsOf, rowsOfCodes } from './postings.ts';
 
 export type FiltersApplied = CompiledFilter['filters_applied'];
 /** A filter without a union: its clauses all hold. */
@@ -125,131 +128,123 @@ function clausesOf(ix: CohortIndex, applied: Conjunction): Clause[] | null {
   return out.sort((a, b) => a.estimate - b.estimate);
 }
 
-/**
- * The positions the first clause selects: its own list, its values' postings,
- * or a scan of every row into `into`. `shared`: the rows are a list the index
- * keeps, not to be written.
- */
-function scan(ix: CohortIndex, c: Clause, into: Uint32Array | undefined): { sel: Selection; shared: boolean } {
-  if (c.kind === 'rows') return { sel: { rows: c.rows, n: c.rows.length }, shared: true };
-  // One value, or a few rare ones: their postings instead of a pass over every row.
-  if (c.kind === 'coded' && (c.list.length === 1 || c.estimate * 16 < ix.rows)) {
-    const rows = rowsOfCodes(c.column, c.list, c.estimate);
-    return { sel: { rows, n: rows.length }, shared: c.list.length === 1 };
+/** Rows (of n) of a coded clause in each word; `narrow`: only words already set, ANDed (a later clause). */
+function codeWords(codes: Uint16Array | Uint32Array, accepted: Uint8Array, n: number, bits: Uint32Array, narrow: boolean): void {
+  const full = n >>> 5;
+  for (let w = 0; w < full; w++) {
+    if (narrow && bits[w] === 0) continue;
+    let x = 0;
+    for (let j = 0, r = w << 5; j < 32; j++, r++) x |= accepted[codes[r]!]! << j;
+    bits[w] = narrow ? bits[w]! & x : x;
   }
-  const n = ix.rows;
-  const rows = into ?? new Uint32Array((c.kind === 'coded' ? c.estimate : n) + 1);
-  return { sel: { rows, n: c.kind === 'coded' ? scanCodes(c.codes, c.accepted, n, rows) : scanRange(c.values, c.lo, c.hi, n, rows) }, shared: false };
+  if (full << 5 < n && !(narrow && bits[full] === 0)) {
+    let x = 0;
+    for (let r = full << 5; r < n; r++) x |= accepted[codes[r]!]! << (r & 31);
+    bits[full] = narrow ? bits[full]! & x : x;
+  }
 }
 
-// The loops below write every row and advance past it only when it is kept: no branch to mispredict,
-// about three times faster than an if on rows kept at random. `rows` has room for one more than it keeps.
-function scanCodes(codes: Uint16Array | Uint32Array, accepted: Uint8Array, n: number, rows: Uint32Array): number {
-  let k = 0;
-  for (let r = 0; r < n; r++) {
-    rows[k] = r;
-    k += accepted[codes[r]!]!;
-  }
-  return k;
-}
-
-function scanRange(values: Float64Array, lo: number, hi: number, n: number, rows: Uint32Array): number {
-  let k = 0;
-  for (let r = 0; r < n; r++) {
-    const x = values[r]!;
-    rows[k] = r;
-    // NaN (missing) fails both comparisons, as NULL does in SQL.
-    k += +(x >= lo) & +(x <= hi);
-  }
-  return k;
-}
-
-/** Keep the selected rows the clause also selects (in place). */
-function narrow(s: Selection, c: Clause): Selection {
-  const { rows } = s;
-  let k = 0;
-  if (c.kind === 'coded') {
-    const { codes, accepted } = c;
-    for (let i = 0; i < s.n; i++) {
-      const r = rows[i]!;
-      rows[k] = r;
-      k += accepted[codes[r]!]!;
+/** The same for a range clause. NaN (missing) fails both comparisons, as NULL does in SQL. */
+function rangeWords(values: Float64Array, lo: number, hi: number, n: number, bits: Uint32Array, narrow: boolean): void {
+  const full = n >>> 5;
+  for (let w = 0; w < full; w++) {
+    if (narrow && bits[w] === 0) continue;
+    let x = 0;
+    for (let j = 0, r = w << 5; j < 32; j++, r++) {
+      const v = values[r]!;
+      x |= (+(v >= lo) & +(v <= hi)) << j;
     }
-  } else if (c.kind === 'number') {
-    const { values, lo, hi } = c;
-    for (let i = 0; i < s.n; i++) {
-      const r = rows[i]!;
-      const x = values[r]!;
-      rows[k] = r;
-      k += +(x >= lo) & +(x <= hi);
-    }
-  } else {
-    // Both ascending: a merge.
-    let j = 0;
-    for (let i = 0; i < s.n; i++) {
-      const r = rows[i]!;
-      while (j < c.rows.length && c.rows[j]! < r) j++;
-      if (j < c.rows.length && c.rows[j] === r) rows[k++] = r;
-    }
+    bits[w] = narrow ? bits[w]! & x : x;
   }
-  return { rows, n: k };
+  if (full << 5 < n && !(narrow && bits[full] === 0)) {
+    let x = 0;
+    for (let r = full << 5; r < n; r++) {
+      const v = values[r]!;
+      x |= (+(v >= lo) & +(v <= hi)) << (r & 31);
+    }
+    bits[full] = narrow ? bits[full]! & x : x;
+  }
 }
 
-/** The rows a conjunction of clauses selects (see selectRows). */
-function selectConjunction(ix: CohortIndex, applied: Conjunction, into: Uint32Array | undefined): Selection | 'all' | null {
+/** The rows of a clause, into every word of `bits`. */
+function clauseBits(ix: CohortIndex, c: Clause, bits: Uint32Array): void {
+  if (c.kind === 'rows') {
+    bits.fill(0);
+    setRows(bits, c.rows);
+  } else if (c.kind === 'coded' && c.estimate * POSTINGS_SHARE < ix.rows) {
+    // A few values, or rare ones: their postings instead of a pass over every row's code.
+    bits.fill(0);
+    const { start, rows } = postingsOf(c.column);
+    for (const code of c.list) setRows(bits, rows.subarray(start[code]!, start[code + 1]!));
+  } else if (c.kind === 'coded') codeWords(c.codes, c.accepted, ix.rows, bits, false);
+  else rangeWords(c.values, c.lo, c.hi, ix.rows, bits, false);
+}
+
+/** A term clause's postings are read instead of every row's code when it selects under 1 / POSTINGS_SHARE of the rows. */
+const POSTINGS_SHARE = 4;
+
+/** Keep the rows of `bits` the clause also selects (in place). */
+function narrowBits(ix: CohortIndex, bits: Uint32Array, c: Clause): void {
+  if (c.kind === 'coded') codeWords(c.codes, c.accepted, ix.rows, bits, true);
+  else if (c.kind === 'number') rangeWords(c.values, c.lo, c.hi, ix.rows, bits, true);
+  else {
+    const kept = new Uint32Array(bits.length);
+    for (let i = 0; i < c.rows.length; i++) {
+      const r = c.rows[i]!;
+      kept[r >>> 5]! |= bits[r >>> 5]! & (1 << (r & 31));
+    }
+    bits.set(kept);
+  }
+}
+
+/** The rows a conjunction of clauses selects (see selectBits). */
+function conjunctionBits(ix: CohortIndex, applied: Conjunction, into: Uint32Array | undefined): Uint32Array | 'all' | null {
   const clauses = clausesOf(ix, applied);
   if (clauses === null) return null;
   if (clauses.length === 0) return 'all';
+  const bits = into ?? new Uint32Array(wordsFor(ix.rows));
   // A term none of whose values is held selects nothing: no scan.
-  if (clauses[0]!.estimate === 0) return { rows: new Uint32Array(0), n: 0 };
-  const first = scan(ix, clauses[0]!, into);
-  let s = first.sel;
-  // A list the index keeps is shared: narrow a copy.
-  if (first.shared && clauses.length > 1) {
-    const copy = into ?? new Uint32Array(s.n);
-    copy.set(s.rows.subarray(0, s.n));
-    s = { rows: copy, n: s.n };
+  if (clauses[0]!.estimate === 0) {
+    bits.fill(0);
+    return bits;
   }
-  for (let i = 1; i < clauses.length && s.n > 0; i++) s = narrow(s, clauses[i]!);
-  return s;
+  // The most selective clause first: the others only test the words it set.
+  clauseBits(ix, clauses[0]!, bits);
+  for (let i = 1; i < clauses.length; i++) narrowBits(ix, bits, clauses[i]!);
+  return bits;
 }
 
 /**
- * The rows a filter selects: 'all' for a filter without clauses (or whose
- * clauses select every row), null when the index cannot evaluate it (an
- * attribute it does not hold). The rows may be a list the index keeps (not to
- * be written), or `into` when given (a buffer of ix.rows the caller reuses).
- * A union (any_of) selects the rows of the filter's own clauses that any of
- * its members selects, as the SQL path's AND (... OR ...) does.
+ * The rows a filter selects, as a bitset (bits.ts): 'all' for a filter
+ * without clauses (or whose clauses select every row), null when the index
+ * cannot evaluate it (an attribute it does not hold). Written into `into`
+ * when given (wordsFor(ix.rows) words the caller reuses). A union (any_of)
+ * selects the rows of the filter's own clauses that any of its members
+ * selects, as the SQL path's AND (... OR ...) does.
  */
-export function selectRows(ix: CohortIndex, applied: FiltersApplied, into?: Uint32Array): Selection | 'all' | null {
-  const base = selectConjunction(ix, applied, into);
+export function selectBits(ix: CohortIndex, applied: FiltersApplied, into?: Uint32Array): Uint32Array | 'all' | null {
+  const base = conjunctionBits(ix, applied, into);
   const members = applied.any_of ?? [];
   if (base === null || members.length === 0) return base;
-  const marked = new Uint8Array(ix.rows);
+  const words = wordsFor(ix.rows);
+  const union = new Uint32Array(words);
+  const member = new Uint32Array(words);
   for (const m of members) {
-    const s = selectConjunction(ix, m, undefined);
+    const s = conjunctionBits(ix, m, member);
     if (s === null) return null;
     // A member selecting every row: the union restricts nothing.
     if (s === 'all') return base;
-    for (let i = 0; i < s.n; i++) marked[s.rows[i]!] = 1;
+    for (let w = 0; w < words; w++) union[w]! |= s[w]!;
   }
-  if (base === 'all') {
-    const rows = into ?? new Uint32Array(ix.rows + 1);
-    let k = 0;
-    for (let r = 0; r < ix.rows; r++) {
-      rows[k] = r;
-      k += marked[r]!;
-    }
-    return { rows, n: k };
-  }
-  // In place when the base's rows are `into`; else (they may be a list the index keeps) into a new array.
-  const rows = base.rows === into ? into : new Uint32Array(base.n + 1);
-  let k = 0;
-  for (let i = 0; i < base.n; i++) {
-    const r = base.rows[i]!;
-    rows[k] = r;
-    k += marked[r]!;
-  }
-  return { rows, n: k };
+  if (base === 'all') return union;
+  for (let w = 0; w < words; w++) base[w]! &= union[w]!;
+  return base;
+}
+
+/** The rows a filter selects as positions, ascending (see selectBits); `into` has room for ix.rows. */
+export function selectRows(ix: CohortIndex, applied: FiltersApplied, into?: Uint32Array): Selection | 'all' | null {
+  const bits = selectBits(ix, applied);
+  if (bits === null || bits === 'all') return bits;
+  const rows = into ?? new Uint32Array(countBits(bits));
+  return { rows, n: rowsOfBits(bits, rows) };
 }
