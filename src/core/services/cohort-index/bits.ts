@@ -27,6 +27,27 @@ export function setRows(bits: Uint32Array, rows: ArrayLike<number>): void {
   }
 }
 
+/** Clear the bits of these rows. */
+export function clearRows(bits: Uint32Array, rows: ArrayLike<number>): void {
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    bits[r >>> 5]! &= ~(1 << (r & 31));
+  }
+}
+
+/** Set the bits of rows 0..n and clear the rest (`bits` has wordsFor(n) words). */
+export function fillRows(bits: Uint32Array, n: number): void {
+  bits.fill(0xffffffff);
+  if ((n & 31) !== 0) bits[n >>> 5] = (1 << (n & 31)) - 1;
+}
+
+/** Words not zero. */
+export function countWords(bits: Uint32Array): number {
+  let k = 0;
+  for (let w = 0; w < bits.length; w++) k += +(bits[w] !== 0);
+  return k;
+}
+
 /** The rows of a bitset, ascending, into `rows` (room for every set bit); returns how many. */
 export function rowsOfBits(bits: Uint32Array, rows: Uint32Array): number {
   let k = 0;

@@ -13,8 +13,9 @@ import type { CompiledFilter } from '../../filters/v3.ts';
 import type { RangeColumn } from '../facets/table.ts';
 import type { CodedColumn, CohortIndex } from './build.ts';
 import { findString } from './identifiers.ts';
-import { countBits, rowsOfBits, setRows, wordsFor } from './bits.ts';
+import { clearRows, countBits, countWords, fillRows, rowsOfBits, setRows, wordsFor } from './bits.ts';
 import { postingsOf, rowsOfCodes } from './postings.ts';
+import { rangeOrderOf, rangeSpan, type RangeOrder } from './range-order.ts';
 
 export type FiltersApplied = CompiledFilter['filters_applied'];
 /** A filter without a union: its clauses all hold. */
@@ -29,7 +30,8 @@ export interface Selection {
 type Clause =
   /** A categorical attribute: each row's code tested against `accepted`, or the rows of `list` read from its postings. */
   | { kind: 'coded'; column: CodedColumn; codes: Uint16Array | Uint32Array; accepted: Uint8Array; list: number[]; estimate: number }
-  | { kind: 'number'; values: Float64Array; lo: number; hi: number; estimate: number }
+  /** A range: values in [lo, hi]; exactly the rows order.rows[from .. to), so estimate = to - from. */
+  | { kind: 'number'; values: Float64Array; lo: number; hi: number; order: RangeOrder; from: number; to: number; estimate: number }
   | { kind: 'rows'; rows: Uint32Array; estimate: number };
 
 /** First index in ascending `sorted` whose value is >= v (or > v when `strict`). */
@@ -123,7 +125,10 @@ function clausesOf(ix: CohortIndex, applied: Conjunction): Clause[] | null {
     const [lo, hi] = rangeBounds(c.column, r);
     const e = extentOf(c.column.values);
     if (!e.missing && lo <= e.min && hi >= e.max) continue;
-    out.push({ kind: 'number', values: c.column.values, lo, hi, estimate: ix.rows });
+    const { values } = c.column;
+    const order = rangeOrderOf(values);
+    const [from, to] = rangeSpan(order, values, lo, hi);
+    out.push({ kind: 'number', values, lo, hi, order, from, to, estimate: to - from });
   }
   return out.sort((a, b) => a.estimate - b.estimate);
 }
@@ -166,35 +171,73 @@ function rangeWords(values: Float64Array, lo: number, hi: number, n: number, bit
   }
 }
 
-/** The rows of a clause, into every word of `bits`. */
-function clauseBits(ix: CohortIndex, c: Clause, bits: Uint32Array): void {
+/**
+ * Rows a clause touches to set its bits from a list of rows instead of
+ * testing every row (its postings, its range's rows in value order, or those
+ * of the complement, whichever is shorter); Infinity when it should scan.
+ */
+function directCost(ix: CohortIndex, c: Clause): number {
+  if (c.kind === 'rows') return c.rows.length;
+  const fewer = Math.min(c.estimate, ix.rows - c.estimate);
+  // A term's postings (4 bytes per row, built on first use) only when they spare most of a scan.
+  return c.kind === 'number' || fewer * POSTINGS_SHARE < ix.rows ? fewer : Infinity;
+}
+
+/** A term clause's postings are read instead of every row's code when it touches under 1 / POSTINGS_SHARE of the rows. */
+const POSTINGS_SHARE = 2;
+
+/** The rows of a clause into every word of `bits`, from lists of rows (see directCost). */
+function directBits(ix: CohortIndex, c: Clause, bits: Uint32Array): void {
+  const n = ix.rows;
   if (c.kind === 'rows') {
     bits.fill(0);
     setRows(bits, c.rows);
-  } else if (c.kind === 'coded' && c.estimate * POSTINGS_SHARE < ix.rows) {
-    // A few values, or rare ones: their postings instead of a pass over every row's code.
-    bits.fill(0);
+  } else if (c.kind === 'number') {
+    const { rows } = c.order;
+    if ((c.to - c.from) * 2 <= n) {
+      bits.fill(0);
+      setRows(bits, rows.subarray(c.from, c.to));
+    } else {
+      // Nearly every row: all, less those outside the range (missing values included).
+      fillRows(bits, n);
+      clearRows(bits, rows.subarray(0, c.from));
+      clearRows(bits, rows.subarray(c.to));
+    }
+  } else {
     const { start, rows } = postingsOf(c.column);
-    for (const code of c.list) setRows(bits, rows.subarray(start[code]!, start[code + 1]!));
-  } else if (c.kind === 'coded') codeWords(c.codes, c.accepted, ix.rows, bits, false);
-  else rangeWords(c.values, c.lo, c.hi, ix.rows, bits, false);
+    if (c.estimate * 2 <= n) {
+      bits.fill(0);
+      for (const code of c.list) setRows(bits, rows.subarray(start[code]!, start[code + 1]!));
+    } else {
+      fillRows(bits, n);
+      for (let code = 0; code + 1 < start.length; code++) if (c.accepted[code] !== 1) clearRows(bits, rows.subarray(start[code]!, start[code + 1]!));
+    }
+  }
 }
 
-/** A term clause's postings are read instead of every row's code when it selects under 1 / POSTINGS_SHARE of the rows. */
-const POSTINGS_SHARE = 4;
+/** The rows of a clause by testing each row's value; `narrow`: only the words already set, ANDed. */
+function scanBits(ix: CohortIndex, c: Exclude<Clause, { kind: 'rows' }>, bits: Uint32Array, narrow: boolean): void {
+  if (c.kind === 'coded') codeWords(c.codes, c.accepted, ix.rows, bits, narrow);
+  else rangeWords(c.values, c.lo, c.hi, ix.rows, bits, narrow);
+}
 
-/** Keep the rows of `bits` the clause also selects (in place). */
-function narrowBits(ix: CohortIndex, bits: Uint32Array, c: Clause): void {
-  if (c.kind === 'coded') codeWords(c.codes, c.accepted, ix.rows, bits, true);
-  else if (c.kind === 'number') rangeWords(c.values, c.lo, c.hi, ix.rows, bits, true);
-  else {
-    const kept = new Uint32Array(bits.length);
-    for (let i = 0; i < c.rows.length; i++) {
-      const r = c.rows[i]!;
-      kept[r >>> 5]! |= bits[r >>> 5]! & (1 << (r & 31));
-    }
-    bits.set(kept);
+/** The rows of a clause, into every word of `bits`. */
+function clauseBits(ix: CohortIndex, c: Clause, bits: Uint32Array): void {
+  if (c.kind === 'rows' || directCost(ix, c) < ix.rows) directBits(ix, c, bits);
+  else scanBits(ix, c, bits, false);
+}
+
+/** Keep the rows of `bits` the clause also selects (in place); `live`: the words of `bits` not zero. */
+function narrowBits(ix: CohortIndex, bits: Uint32Array, c: Clause, live: number): void {
+  const direct = directCost(ix, c);
+  // Testing the rows of the words still set, or the clause's own bits ANDed: whichever touches fewer rows.
+  if (c.kind !== 'rows' && (live * 32 <= direct || direct === Infinity)) {
+    scanBits(ix, c, bits, true);
+    return;
   }
+  const own = new Uint32Array(bits.length);
+  directBits(ix, c, own);
+  for (let w = 0; w < bits.length; w++) bits[w]! &= own[w]!;
 }
 
 /** The rows a conjunction of clauses selects (see selectBits). */
@@ -208,9 +251,9 @@ function conjunctionBits(ix: CohortIndex, applied: Conjunction, into: Uint32Arra
     bits.fill(0);
     return bits;
   }
-  // The most selective clause first: the others only test the words it set.
+  // The most selective clause first: the others only test the words it set (or AND their own bits).
   clauseBits(ix, clauses[0]!, bits);
-  for (let i = 1; i < clauses.length; i++) narrowBits(ix, bits, clauses[i]!);
+  for (let i = 1; i < clauses.length; i++) narrowBits(ix, bits, clauses[i]!, countWords(bits));
   return bits;
 }
 
