@@ -1,7 +1,7 @@
 // Facets of the collection-level attributes (program, cancer type, tumor
 // location, species): a row's values are its collection's, so the filter is
 // a clause over the collection_id codes, and the counts are one extra walk
-// after the main pass. A collection can list several values and one patient
+// after the main pass (one for all of them). A collection can list several values and one patient
 // ID can appear in two collections, so counts are distinct entities per
 // value, never sums of per-collection counts.
 
@@ -28,55 +28,84 @@ export interface CollectionCounts {
   filtered: Int32Array;
 }
 
-/** Count one collection-level attribute after the main pass; `own` is the index of its clause, or -1. */
-export function countCollection(t: FacetTable, c: CollectionColumn, pass: PassResult, own: number, mode: CountMode): CollectionCounts {
-  const n = c.values.length + 1;
-  const counts = new Int32Array(n);
-  const filtered = new Int32Array(n);
-  const last = new Int32Array(n);
-  const flast = new Int32Array(n);
+/** A collection-level attribute to count, and the index of its own clause (-1: none). */
+export interface CollectionCount {
+  column: CollectionColumn;
+  own: number;
+}
+
+/**
+ * Count collection-level attributes after the main pass. Those with the same
+ * own clause (all of them, without a collection-level filter) accept the same
+ * rows: one walk counts them together.
+ */
+export function countCollections(t: FacetTable, wanted: CollectionCount[], pass: PassResult, mode: CountMode): Map<string, CollectionCounts> {
+  const out = new Map<string, CollectionCounts>();
+  const byOwn = new Map<number, CollectionColumn[]>();
+  for (const w of wanted) byOwn.set(w.own, [...(byOwn.get(w.own) ?? []), w.column]);
+  for (const [own, columns] of byOwn) {
+    const counted = t.entities[mode].ids === null ? columns.map((c) => rowCounts(t, c, pass, own, Int32Array.of(0))) : walk(t, columns, pass, own, mode);
+    columns.forEach((c, k) => out.set(c.def.name, counted[k]!));
+  }
+  return out;
+}
+
+/** One walk in entity order for columns sharing an own clause; `own` is the index of that clause, or -1. */
+function walk(t: FacetTable, columns: CollectionColumn[], pass: PassResult, own: number, mode: CountMode): CollectionCounts[] {
+  const sizes = columns.map((c) => c.values.length + 1);
+  const counts = sizes.map((n) => new Int32Array(n));
+  const filtered = sizes.map((n) => new Int32Array(n));
+  const last = sizes.map((n) => new Int32Array(n));
+  const flast = sizes.map((n) => new Int32Array(n));
+  const valuesOf = columns.map((c) => c.valuesOf);
   const { fail, which } = pass;
   const { codes, width, rows } = t;
-  const { ids, order } = t.entities[mode];
+  const slot = columns[0]!.collectionSlot;
+  const ids = t.entities[mode].ids!;
+  const order = t.entities[mode].order;
   const none = Int32Array.of(0);
-  if (ids === null) return rowCounts(t, c, pass, own, none);
+  const nc = columns.length;
   // An entity's rows come together and nearly always from one collection: once its collection's values
   // are counted (and counted as filtered), its further rows there change nothing and are skipped.
   let prevE = -1;
   let prevCode = -1;
-  let counted = false;
-  let countedFiltered = false;
+  let done = false;
+  let doneFiltered = false;
   for (let i = 0; i < rows; i++) {
     const r = order === null ? i : order[i]!;
     const f = fail[r]!;
     if (f > 1 || (f === 1 && which[r] !== own)) continue;
-    const e = ids === null ? r + 1 : ids[r]!;
+    const e = ids[r]!;
     if (e === 0) continue;
-    const code = codes[r * width + c.collectionSlot]!;
+    const code = codes[r * width + slot]!;
     if (e !== prevE || code !== prevCode) {
       prevE = e;
       prevCode = code;
-      counted = false;
-      countedFiltered = false;
+      done = false;
+      doneFiltered = false;
     }
-    if (counted && (countedFiltered || f !== 0)) continue;
-    const listed = c.valuesOf[code]!;
-    const vs = listed.length === 0 ? none : listed;
-    for (let k = 0; k < vs.length; k++) {
-      const x = vs[k]!;
-      if (last[x] !== e) {
-        last[x] = e;
-        counts[x]!++;
-      }
-      if (f === 0 && flast[x] !== e) {
-        flast[x] = e;
-        filtered[x]!++;
+    if (done && (doneFiltered || f !== 0)) continue;
+    for (let k = 0; k < nc; k++) {
+      const listed = valuesOf[k]![code]!;
+      const vs = listed.length === 0 ? none : listed;
+      const cl = last[k]!;
+      const fl = flast[k]!;
+      for (let j = 0; j < vs.length; j++) {
+        const x = vs[j]!;
+        if (cl[x] !== e) {
+          cl[x] = e;
+          counts[k]![x]!++;
+        }
+        if (f === 0 && fl[x] !== e) {
+          fl[x] = e;
+          filtered[k]![x]!++;
+        }
       }
     }
-    counted = true;
-    if (f === 0) countedFiltered = true;
+    done = true;
+    if (f === 0) doneFiltered = true;
   }
-  return { counts, filtered };
+  return columns.map((_, k) => ({ counts: counts[k]!, filtered: filtered[k]! }));
 }
 
 /**
