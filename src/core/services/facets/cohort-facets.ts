@@ -299,6 +299,9 @@ async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: st
 
   const columns = attributes.map((a) => t.columns.get(a)).filter((c): c is FacetColumn => c !== undefined);
   const slots = columns.flatMap((c) => (c.kind === 'identifier' || c.kind === 'collection' ? [] : [c.slot]));
+  // The collection-level facets are read from the collections' own counts (collection-facets.ts).
+  const viaCollection = columns.find((c) => c.kind === 'collection');
+  if (viaCollection?.kind === 'collection' && !slots.includes(viaCollection.collectionSlot)) slots.push(viaCollection.collectionSlot);
   const pass = countPass(t, clauses, slots, mode);
   const entity = t.entities[mode];
   const collectionCounts = countCollections(
