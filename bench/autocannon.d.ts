@@ -19,6 +19,8 @@ declare module 'autocannon' {
     duration?: number;
     headers?: Record<string, string>;
     body?: string;
+    /** Requests sent in turn; setupRequest, when given, rebuilds one before every send. */
+    requests?: { method?: string; path?: string; body?: string; setupRequest?: (req: Record<string, unknown>) => Record<string, unknown> }[];
   }
   function autocannon(opts: Options): Promise<Result>;
   export default autocannon;

@@ -187,3 +187,50 @@ test(`collection attributes on the real release ${PIN.release}`, { skip: skipRea
     await s.close();
   }
 });
+
+/**
+ * Facets of the collection attributes without a filter of their own (read from
+ * the counts per collection, less the entities counted in several collections
+ * that list one value), for each count mode, against SQL.
+ */
+async function checkUnfiltered(s: TestServer, label: string): Promise<void> {
+  // Patients in several collections exist in the data this checks (else the correction is not exercised).
+  const [spread] = await rows(s, `SELECT count(*)::INTEGER AS n FROM (SELECT PatientID FROM "index" GROUP BY 1 HAVING count(DISTINCT collection_id) > 1)`);
+  assert.ok((spread!.n as number) > 0, `${label}: no patient is in two collections`);
+  const cases: { filters: Record<string, unknown>; where: string }[] = [
+    { filters: {}, where: 'TRUE' },
+    { filters: { terms: { Modality: ['CT', 'MR'] } }, where: `Modality IN ('CT', 'MR')` },
+    { filters: { ranges: { StudyDate: { gte: '2005-01-01' } } }, where: `StudyDate >= '2005-01-01'` },
+  ];
+  const key = { patients: 'PatientID', studies: 'StudyInstanceUID', series: 'SeriesInstanceUID' } as const;
+  for (const [mode, column] of Object.entries(key)) {
+    for (const c of cases) {
+      const got = await postOk<{ facets: Record<string, TermFacet> }>(s, '/v3/cohort/facets', { filters: c.filters, attributes: Object.keys(ATTRS), count: mode, limit: 1000 });
+      for (const a of Object.keys(ATTRS) as Attr[]) {
+        const want = await rows(s, `SELECT c.v AS value, count(DISTINCT i.${column})::INTEGER AS n FROM "index" i JOIN (${valuesSql(a)}) c USING (collection_id) WHERE ${c.where} GROUP BY 1`);
+        const [missing] = await rows(
+          s,
+          `SELECT count(DISTINCT ${column})::INTEGER AS n FROM "index" WHERE ${c.where} AND collection_id NOT IN (SELECT collection_id FROM (${valuesSql(a)}))`,
+        );
+        const f = got.facets[a]!;
+        const where = `${label}, ${mode}, ${JSON.stringify(c.filters)}: ${a}`;
+        assert.deepEqual(
+          new Map(f.values.filter((v) => v.count > 0).map((v) => [v.value, [v.count, v.filtered_count]])),
+          new Map(want.map((r) => [String(r.value), [r.n, r.n]])),
+          where,
+        );
+        assert.deepEqual([f.missing.count, f.missing.filtered_count], [missing!.n, missing!.n], `${where} missing`);
+      }
+    }
+  }
+}
+
+test(`collection attributes without a filter of their own, every count mode, on the real release ${PIN.release}`, { skip: skipReal }, async () => {
+  const rel = await ensureRelease({ release: PIN.release, source: parseSource(PIN.source), cacheDir: defaultCacheDir(), env: process.env });
+  const s = await startServer({}, rel.db);
+  try {
+    await checkUnfiltered(s, `release ${PIN.release}`);
+  } finally {
+    await s.close();
+  }
+});

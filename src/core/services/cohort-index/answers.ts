@@ -5,8 +5,10 @@
 
 import { LRUCache } from 'lru-cache';
 import type { CohortIndex } from './build.ts';
-import { selectRows, type FiltersApplied } from './evaluate.ts';
-import { totalsOf, type Totals } from './totals.ts';
+import { bitTotals } from './bit-totals.ts';
+import { wordsFor } from './bits.ts';
+import { selectBits, type FiltersApplied } from './evaluate.ts';
+import type { Totals } from './totals.ts';
 
 /** The filter as applied, in a canonical order: attribute names and term values sorted. */
 export function canonical(applied: FiltersApplied): string {
@@ -30,7 +32,7 @@ const KEPT = 5000;
 
 interface State {
   answers: LRUCache<string, Totals>;
-  /** Rows of a scan, reused: the counting below is synchronous, so one buffer serves every request. */
+  /** The bits of a selection, reused: the counting below is synchronous, so one buffer serves every request. */
   scratch: Uint32Array;
 }
 const states = new WeakMap<CohortIndex, State>();
@@ -39,15 +41,15 @@ const states = new WeakMap<CohortIndex, State>();
 export function indexTotals(ix: CohortIndex, applied: FiltersApplied): Totals | null {
   let st = states.get(ix);
   if (!st) {
-    st = { answers: new LRUCache({ max: KEPT }), scratch: new Uint32Array(ix.rows) };
+    st = { answers: new LRUCache({ max: KEPT }), scratch: new Uint32Array(wordsFor(ix.rows)) };
     states.set(ix, st);
   }
   const key = canonical(applied);
   const kept = st.answers.get(key);
   if (kept) return kept;
-  const sel = selectRows(ix, applied, st.scratch);
+  const sel = selectBits(ix, applied, st.scratch);
   if (sel === null) return null;
-  const totals = sel === 'all' ? ix.all : totalsOf(ix, sel.rows, sel.n);
+  const totals = sel === 'all' ? ix.all : bitTotals(ix, sel);
   st.answers.set(key, totals);
   return totals;
 }

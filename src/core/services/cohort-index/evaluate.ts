@@ -1,12 +1,14 @@
 // A /v3 filter (as applied by the compiler: values deduplicated, bounds
-// checked and normalised) evaluated on the cohort index to the positions of
-// the rows it selects, with the semantics of the SQL path: OR within an
-// attribute, AND across attributes, exact (case-sensitive) matching, a
-// missing value selected only by a null among the terms (NULL fails IN and
-// every comparison); collection attributes and all_terms: more-clauses.ts. The most
-// selective clause (known exactly for terms from the codes' frequencies) scans
-// first; the others only test the rows it kept. A union (any_of) marks the
-// rows of its members and keeps those of the filter's own clauses.
+// checked and normalised) evaluated on the cohort index to the rows it
+// selects, a bitset over the rows (bits.ts), with the semantics of the SQL
+// path: OR within an attribute, AND across attributes, exact (case-sensitive)
+// matching, a missing value selected only by a null among the terms (NULL
+// fails IN and every comparison); collection attributes and all_terms:
+// more-clauses.ts. Each clause is one kind of Clause (clausesOf) and turns
+// into bits through clauseBits / narrowBits. The most selective clause (known
+// exactly for terms from the codes' frequencies) sets the bits first; the
+// others only test the words it set. A union (any_of) ORs the bits of its
+// members and ANDs them with those of the filter's own clauses.
 
 import type { CompiledFilter } from '../../filters/v3.ts';
 import type { RangeColumn } from '../facets/table.ts';
@@ -14,7 +16,9 @@ import type { CodedColumn, CohortIndex } from './build.ts';
 import { ATTRIBUTE_BY_NAME } from '../../registry/attributes.ts';
 import { findString } from './identifiers.ts';
 import { allTermsClause, collectionClause, withMissingClause } from './more-clauses.ts';
-import { rowsOfCodes } from './postings.ts';
+import { clearRows, countBits, countWords, fillRows, rowsOfBits, setRows, wordsFor } from './bits.ts';
+import { postingsOf, rowsOfCodes } from './postings.ts';
+import { rangeOrderOf, rangeSpan, type RangeOrder } from './range-order.ts';
 
 export type FiltersApplied = CompiledFilter['filters_applied'];
 /** A filter without a union: its clauses all hold. */
@@ -29,7 +33,8 @@ export interface Selection {
 type Clause =
   /** A categorical attribute: each row's code tested against `accepted`, or the rows of `list` read from its postings. */
   | { kind: 'coded'; column: CodedColumn; codes: Uint16Array | Uint32Array; accepted: Uint8Array; list: number[]; estimate: number }
-  | { kind: 'number'; values: Float64Array; lo: number; hi: number; estimate: number }
+  /** A range: values in [lo, hi]; exactly the rows order.rows[from .. to), so estimate = to - from. */
+  | { kind: 'number'; values: Float64Array; lo: number; hi: number; order: RangeOrder; from: number; to: number; estimate: number }
   | { kind: 'rows'; rows: Uint32Array; estimate: number };
 
 /** First index in ascending `sorted` whose value is >= v (or > v when `strict`). */
@@ -136,7 +141,10 @@ function clausesOf(ix: CohortIndex, applied: Conjunction): Clause[] | null {
     const [lo, hi] = rangeBounds(c.column, r);
     const e = extentOf(c.column.values);
     if (!e.missing && lo <= e.min && hi >= e.max) continue;
-    out.push({ kind: 'number', values: c.column.values, lo, hi, estimate: ix.rows });
+    const { values } = c.column;
+    const order = rangeOrderOf(values);
+    const [from, to] = rangeSpan(order, values, lo, hi);
+    out.push({ kind: 'number', values, lo, hi, order, from, to, estimate: to - from });
   }
   for (const [name, values] of Object.entries(applied.all_terms ?? {})) {
     const c = ix.columns.get(name);
@@ -145,131 +153,161 @@ function clausesOf(ix: CohortIndex, applied: Conjunction): Clause[] | null {
   return out.sort((a, b) => a.estimate - b.estimate);
 }
 
-/**
- * The positions the first clause selects: its own list, its values' postings,
- * or a scan of every row into `into`. `shared`: the rows are a list the index
- * keeps, not to be written.
- */
-function scan(ix: CohortIndex, c: Clause, into: Uint32Array | undefined): { sel: Selection; shared: boolean } {
-  if (c.kind === 'rows') return { sel: { rows: c.rows, n: c.rows.length }, shared: true };
-  // One value, or a few rare ones: their postings instead of a pass over every row.
-  if (c.kind === 'coded' && (c.list.length === 1 || c.estimate * 16 < ix.rows)) {
-    const rows = rowsOfCodes(c.column, c.list, c.estimate);
-    return { sel: { rows, n: rows.length }, shared: c.list.length === 1 };
+/** Rows (of n) of a coded clause in each word; `narrow`: only words already set, ANDed (a later clause). */
+function codeWords(codes: Uint16Array | Uint32Array, accepted: Uint8Array, n: number, bits: Uint32Array, narrow: boolean): void {
+  const full = n >>> 5;
+  for (let w = 0; w < full; w++) {
+    if (narrow && bits[w] === 0) continue;
+    let x = 0;
+    for (let j = 0, r = w << 5; j < 32; j++, r++) x |= accepted[codes[r]!]! << j;
+    bits[w] = narrow ? bits[w]! & x : x;
   }
-  const n = ix.rows;
-  const rows = into ?? new Uint32Array((c.kind === 'coded' ? c.estimate : n) + 1);
-  return { sel: { rows, n: c.kind === 'coded' ? scanCodes(c.codes, c.accepted, n, rows) : scanRange(c.values, c.lo, c.hi, n, rows) }, shared: false };
+  if (full << 5 < n && !(narrow && bits[full] === 0)) {
+    let x = 0;
+    for (let r = full << 5; r < n; r++) x |= accepted[codes[r]!]! << (r & 31);
+    bits[full] = narrow ? bits[full]! & x : x;
+  }
 }
 
-// The loops below write every row and advance past it only when it is kept: no branch to mispredict,
-// about three times faster than an if on rows kept at random. `rows` has room for one more than it keeps.
-function scanCodes(codes: Uint16Array | Uint32Array, accepted: Uint8Array, n: number, rows: Uint32Array): number {
-  let k = 0;
-  for (let r = 0; r < n; r++) {
-    rows[k] = r;
-    k += accepted[codes[r]!]!;
-  }
-  return k;
-}
-
-function scanRange(values: Float64Array, lo: number, hi: number, n: number, rows: Uint32Array): number {
-  let k = 0;
-  for (let r = 0; r < n; r++) {
-    const x = values[r]!;
-    rows[k] = r;
-    // NaN (missing) fails both comparisons, as NULL does in SQL.
-    k += +(x >= lo) & +(x <= hi);
-  }
-  return k;
-}
-
-/** Keep the selected rows the clause also selects (in place). */
-function narrow(s: Selection, c: Clause): Selection {
-  const { rows } = s;
-  let k = 0;
-  if (c.kind === 'coded') {
-    const { codes, accepted } = c;
-    for (let i = 0; i < s.n; i++) {
-      const r = rows[i]!;
-      rows[k] = r;
-      k += accepted[codes[r]!]!;
+/** The same for a range clause. NaN (missing) fails both comparisons, as NULL does in SQL. */
+function rangeWords(values: Float64Array, lo: number, hi: number, n: number, bits: Uint32Array, narrow: boolean): void {
+  const full = n >>> 5;
+  for (let w = 0; w < full; w++) {
+    if (narrow && bits[w] === 0) continue;
+    let x = 0;
+    for (let j = 0, r = w << 5; j < 32; j++, r++) {
+      const v = values[r]!;
+      x |= (+(v >= lo) & +(v <= hi)) << j;
     }
+    bits[w] = narrow ? bits[w]! & x : x;
+  }
+  if (full << 5 < n && !(narrow && bits[full] === 0)) {
+    let x = 0;
+    for (let r = full << 5; r < n; r++) {
+      const v = values[r]!;
+      x |= (+(v >= lo) & +(v <= hi)) << (r & 31);
+    }
+    bits[full] = narrow ? bits[full]! & x : x;
+  }
+}
+
+/**
+ * Rows a clause touches to set its bits from a list of rows instead of
+ * testing every row (its postings, its range's rows in value order, or those
+ * of the complement, whichever is shorter); Infinity when it should scan.
+ */
+function directCost(ix: CohortIndex, c: Clause): number {
+  if (c.kind === 'rows') return c.rows.length;
+  const fewer = Math.min(c.estimate, ix.rows - c.estimate);
+  // A term's postings (4 bytes per row, built on first use) only when they spare most of a scan.
+  return c.kind === 'number' || fewer * POSTINGS_SHARE < ix.rows ? fewer : Infinity;
+}
+
+/** A term clause's postings are read instead of every row's code when it touches under 1 / POSTINGS_SHARE of the rows. */
+const POSTINGS_SHARE = 2;
+
+/** The rows of a clause into every word of `bits`, from lists of rows (see directCost). */
+function directBits(ix: CohortIndex, c: Clause, bits: Uint32Array): void {
+  const n = ix.rows;
+  if (c.kind === 'rows') {
+    bits.fill(0);
+    setRows(bits, c.rows);
   } else if (c.kind === 'number') {
-    const { values, lo, hi } = c;
-    for (let i = 0; i < s.n; i++) {
-      const r = rows[i]!;
-      const x = values[r]!;
-      rows[k] = r;
-      k += +(x >= lo) & +(x <= hi);
+    const { rows } = c.order;
+    if ((c.to - c.from) * 2 <= n) {
+      bits.fill(0);
+      setRows(bits, rows.subarray(c.from, c.to));
+    } else {
+      // Nearly every row: all, less those outside the range (missing values included).
+      fillRows(bits, n);
+      clearRows(bits, rows.subarray(0, c.from));
+      clearRows(bits, rows.subarray(c.to));
     }
   } else {
-    // Both ascending: a merge.
-    let j = 0;
-    for (let i = 0; i < s.n; i++) {
-      const r = rows[i]!;
-      while (j < c.rows.length && c.rows[j]! < r) j++;
-      if (j < c.rows.length && c.rows[j] === r) rows[k++] = r;
+    const { start, rows } = postingsOf(c.column);
+    if (c.estimate * 2 <= n) {
+      bits.fill(0);
+      for (const code of c.list) setRows(bits, rows.subarray(start[code]!, start[code + 1]!));
+    } else {
+      fillRows(bits, n);
+      for (let code = 0; code + 1 < start.length; code++) if (c.accepted[code] !== 1) clearRows(bits, rows.subarray(start[code]!, start[code + 1]!));
     }
   }
-  return { rows, n: k };
 }
 
-/** The rows a conjunction of clauses selects (see selectRows). */
-function selectConjunction(ix: CohortIndex, applied: Conjunction, into: Uint32Array | undefined): Selection | 'all' | null {
+/** The rows of a clause by testing each row's value; `narrow`: only the words already set, ANDed. */
+function scanBits(ix: CohortIndex, c: Exclude<Clause, { kind: 'rows' }>, bits: Uint32Array, narrow: boolean): void {
+  if (c.kind === 'coded') codeWords(c.codes, c.accepted, ix.rows, bits, narrow);
+  else rangeWords(c.values, c.lo, c.hi, ix.rows, bits, narrow);
+}
+
+/** The rows of a clause, into every word of `bits`. */
+function clauseBits(ix: CohortIndex, c: Clause, bits: Uint32Array): void {
+  if (c.kind === 'rows' || directCost(ix, c) < ix.rows) directBits(ix, c, bits);
+  else scanBits(ix, c, bits, false);
+}
+
+/** Keep the rows of `bits` the clause also selects (in place); `live`: the words of `bits` not zero. */
+function narrowBits(ix: CohortIndex, bits: Uint32Array, c: Clause, live: number): void {
+  const direct = directCost(ix, c);
+  // Testing the rows of the words still set, or the clause's own bits ANDed: whichever touches fewer rows.
+  if (c.kind !== 'rows' && (live * 32 <= direct || direct === Infinity)) {
+    scanBits(ix, c, bits, true);
+    return;
+  }
+  const own = new Uint32Array(bits.length);
+  directBits(ix, c, own);
+  for (let w = 0; w < bits.length; w++) bits[w]! &= own[w]!;
+}
+
+/** The rows a conjunction of clauses selects (see selectBits). */
+function conjunctionBits(ix: CohortIndex, applied: Conjunction, into: Uint32Array | undefined): Uint32Array | 'all' | null {
   const clauses = clausesOf(ix, applied);
   if (clauses === null) return null;
   if (clauses.length === 0) return 'all';
+  const bits = into ?? new Uint32Array(wordsFor(ix.rows));
   // A term none of whose values is held selects nothing: no scan.
-  if (clauses[0]!.estimate === 0) return { rows: new Uint32Array(0), n: 0 };
-  const first = scan(ix, clauses[0]!, into);
-  let s = first.sel;
-  // A list the index keeps is shared: narrow a copy.
-  if (first.shared && clauses.length > 1) {
-    const copy = into ?? new Uint32Array(s.n);
-    copy.set(s.rows.subarray(0, s.n));
-    s = { rows: copy, n: s.n };
+  if (clauses[0]!.estimate === 0) {
+    bits.fill(0);
+    return bits;
   }
-  for (let i = 1; i < clauses.length && s.n > 0; i++) s = narrow(s, clauses[i]!);
-  return s;
+  // The most selective clause first: the others only test the words it set (or AND their own bits).
+  clauseBits(ix, clauses[0]!, bits);
+  for (let i = 1; i < clauses.length; i++) narrowBits(ix, bits, clauses[i]!, countWords(bits));
+  return bits;
 }
 
 /**
- * The rows a filter selects: 'all' for a filter without clauses (or whose
- * clauses select every row), null when the index cannot evaluate it (an
- * attribute it does not hold). The rows may be a list the index keeps (not to
- * be written), or `into` when given (a buffer of ix.rows the caller reuses).
- * A union (any_of) selects the rows of the filter's own clauses that any of
- * its members selects, as the SQL path's AND (... OR ...) does.
+ * The rows a filter selects, as a bitset (bits.ts): 'all' for a filter
+ * without clauses (or whose clauses select every row), null when the index
+ * cannot evaluate it (an attribute it does not hold). Written into `into`
+ * when given (wordsFor(ix.rows) words the caller reuses). A union (any_of)
+ * selects the rows of the filter's own clauses that any of its members
+ * selects, as the SQL path's AND (... OR ...) does.
  */
-export function selectRows(ix: CohortIndex, applied: FiltersApplied, into?: Uint32Array): Selection | 'all' | null {
-  const base = selectConjunction(ix, applied, into);
+export function selectBits(ix: CohortIndex, applied: FiltersApplied, into?: Uint32Array): Uint32Array | 'all' | null {
+  const base = conjunctionBits(ix, applied, into);
   const members = applied.any_of ?? [];
   if (base === null || members.length === 0) return base;
-  const marked = new Uint8Array(ix.rows);
+  const words = wordsFor(ix.rows);
+  const union = new Uint32Array(words);
+  const member = new Uint32Array(words);
   for (const m of members) {
-    const s = selectConjunction(ix, m, undefined);
+    const s = conjunctionBits(ix, m, member);
     if (s === null) return null;
     // A member selecting every row: the union restricts nothing.
     if (s === 'all') return base;
-    for (let i = 0; i < s.n; i++) marked[s.rows[i]!] = 1;
+    for (let w = 0; w < words; w++) union[w]! |= s[w]!;
   }
-  if (base === 'all') {
-    const rows = into ?? new Uint32Array(ix.rows + 1);
-    let k = 0;
-    for (let r = 0; r < ix.rows; r++) {
-      rows[k] = r;
-      k += marked[r]!;
-    }
-    return { rows, n: k };
-  }
-  // In place when the base's rows are `into`; else (they may be a list the index keeps) into a new array.
-  const rows = base.rows === into ? into : new Uint32Array(base.n + 1);
-  let k = 0;
-  for (let i = 0; i < base.n; i++) {
-    const r = base.rows[i]!;
-    rows[k] = r;
-    k += marked[r]!;
-  }
-  return { rows, n: k };
+  if (base === 'all') return union;
+  for (let w = 0; w < words; w++) base[w]! &= union[w]!;
+  return base;
+}
+
+/** The rows a filter selects as positions, ascending (see selectBits); `into` has room for ix.rows. */
+export function selectRows(ix: CohortIndex, applied: FiltersApplied, into?: Uint32Array): Selection | 'all' | null {
+  const bits = selectBits(ix, applied);
+  if (bits === null || bits === 'all') return bits;
+  const rows = into ?? new Uint32Array(countBits(bits));
+  return { rows, n: rowsOfBits(bits, rows) };
 }

@@ -131,7 +131,7 @@ const micros = new WeakMap<Float64Array, Float64Array | null>();
  * (the releases give bytes / 10^6): whole numbers below 2^53 add exactly in
  * any order, so the sum needs no compensation. null otherwise.
  */
-function microSizes(mb: Float64Array): Float64Array | null {
+export function microSizes(mb: Float64Array): Float64Array | null {
   let m = micros.get(mb);
   if (m !== undefined) return m;
   m = new Float64Array(mb.length);

@@ -17,12 +17,14 @@ import { qi } from '../../registry/tables.ts';
 import { suggest } from '../../suggest.ts';
 import { countsOf, type FiltersApplied } from '../cohort.ts';
 import { countsFromRow, type Counts } from '../version.ts';
-import { collectionClause, countCollection } from './collection-facets.ts';
+import { collectionClause, countCollections } from './collection-facets.ts';
 import { canonical } from '../cohort-index/answers.ts';
 import { readyCohortIndex, type CohortIndex } from '../cohort-index/build.ts';
 import { rangeBounds } from '../cohort-index/evaluate.ts';
 import { findString } from '../cohort-index/identifiers.ts';
-import { totalsOf, type Totals } from '../cohort-index/totals.ts';
+import { bitTotals } from '../cohort-index/bit-totals.ts';
+import { wordsFor } from '../cohort-index/bits.ts';
+import type { Totals } from '../cohort-index/totals.ts';
 import { cohortTotals, countPass, rangeClause, rowsClause, termClause, type Clause, type PassResult } from './count.ts';
 import { asOfFacets } from './as-of-facets.ts';
 import { COUNT_MODES, facetTable, type CountMode, type FacetColumn, type FacetTable, type RangeColumn, type TermColumn } from './table.ts';
@@ -239,10 +241,9 @@ function rangeFacet(c: RangeColumn, pass: PassResult, selected: RangeFacet['sele
 function indexTotals(ctx: AppContext, t: FacetTable, fail: Uint8Array): Totals | null {
   const ix = readyCohortIndex(ctx);
   if (!ix || ix.table !== t) return null;
-  const rows = new Uint32Array(t.rows);
-  let n = 0;
-  for (let r = 0; r < fail.length; r++) if (fail[r] === 0) rows[n++] = r;
-  return totalsOf(ix, rows, n);
+  const bits = new Uint32Array(wordsFor(t.rows));
+  for (let r = 0; r < fail.length; r++) bits[r >>> 5]! |= +(fail[r] === 0) << (r & 31);
+  return bitTotals(ix, bits);
 }
 
 async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: string[], mode: CountMode, limit: number): Promise<Computed> {
@@ -298,8 +299,17 @@ async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: st
 
   const columns = attributes.map((a) => t.columns.get(a)).filter((c): c is FacetColumn => c !== undefined);
   const slots = columns.flatMap((c) => (c.kind === 'identifier' || c.kind === 'collection' ? [] : [c.slot]));
+  // The collection-level facets are read from the collections' own counts (collection-facets.ts).
+  const viaCollection = columns.find((c) => c.kind === 'collection');
+  if (viaCollection?.kind === 'collection' && !slots.includes(viaCollection.collectionSlot)) slots.push(viaCollection.collectionSlot);
   const pass = countPass(t, clauses, slots, mode);
   const entity = t.entities[mode];
+  const collectionCounts = countCollections(
+    t,
+    columns.flatMap((c) => (c.kind === 'collection' ? [{ column: c, own: ownClause.get(c.def.name) ?? -1 }] : [])),
+    pass,
+    mode,
+  );
 
   const facets: Record<string, Facet> = {};
   for (const c of columns) {
@@ -308,9 +318,8 @@ async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: st
     if (c.kind === 'term') facets[name] = termFacet(c, pass, selectedValues, limit);
     else if (c.kind === 'range') facets[name] = rangeFacet(c, pass, applied.ranges[name] ?? null);
     else if (c.kind === 'collection') {
-      const own = ownClause.get(name) ?? -1;
-      const n = countCollection(t, c, pass, own, mode);
-      facets[name] = valueFacet(c.values, c.codeOf, n.counts, own >= 0 ? n.filtered : null, selectedValues, limit);
+      const n = collectionCounts.get(name)!;
+      facets[name] = valueFacet(c.values, c.codeOf, n.counts, ownClause.has(name) ? n.filtered : null, selectedValues, limit);
     } else {
       // An identifier is not enumerated: only its selected values are counted
       // (rows holding a selected value pass its own clause, so both counts agree).

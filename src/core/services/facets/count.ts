@@ -78,6 +78,8 @@ export interface PassResult {
   /** Per range slot: smallest and largest value (number or rank) among the rows counted, NaN when none. */
   min: Float64Array;
   max: Float64Array;
+  /** Per slot: 1 when it was counted (asked for). */
+  counted: Uint8Array;
   /** Clauses rejecting each row (0: the row is in the cohort). */
   fail: Uint8Array;
   /** Index of a clause rejecting each row (meaningful where fail is 1). */
@@ -194,6 +196,7 @@ export function countPass(t: FacetTable, clauses: Clause[], slots: number[], mod
     filtered: Array.from({ length: width }, (_, s) => (ownSet.has(s) ? fcounts.subarray(offsets[s]!, offsets[s + 1]!) : null)),
     min,
     max,
+    counted: wanted,
     fail,
     which,
   };

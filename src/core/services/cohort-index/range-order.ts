@@ -1,0 +1,71 @@
+// The rows of a range column of the cohort index in ascending order of their
+// value, so a range clause knows exactly how many rows it selects (two binary
+// searches) and sets their bits without testing every row: a narrow window,
+// or for a window holding nearly every row, the complement. Built from the
+// column's own numbers on its first filter (4 bytes per row, about 100 ms for
+// a million rows) and kept for the release; the index's layout and loading
+// are unchanged.
+
+/** rows[0..present) ascending by value (ties in row order); rows[present..) are the rows missing a value. */
+export interface RangeOrder {
+  rows: Uint32Array;
+  present: number;
+}
+
+const built = new WeakMap<Float64Array, RangeOrder>();
+
+/** Index of the first of ascending `sorted` that is >= x (or > x when `strict`). */
+function lowerBound(sorted: Float64Array, x: number, strict: boolean): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (strict ? sorted[mid]! <= x : sorted[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export function rangeOrderOf(values: Float64Array): RangeOrder {
+  let o = built.get(values);
+  if (o) return o;
+  const n = values.length;
+  // The distinct values (a native sort of a copy), then a counting sort of the rows by their value's rank.
+  const all = values.filter((x) => x === x).sort();
+  let k = 0;
+  for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[k - 1]) all[k++] = all[i]!;
+  const distinct = all.subarray(0, k);
+  const rank = new Int32Array(n);
+  const start = new Uint32Array(k + 2);
+  for (let r = 0; r < n; r++) {
+    const x = values[r]!;
+    // Missing values rank last.
+    const q = x === x ? lowerBound(distinct, x, false) : k;
+    rank[r] = q;
+    start[q + 1]!++;
+  }
+  for (let q = 0; q <= k; q++) start[q + 1]! += start[q]!;
+  const present = start[k]!;
+  const rows = new Uint32Array(n);
+  for (let r = 0; r < n; r++) rows[start[rank[r]!]!++] = r;
+  o = { rows, present };
+  built.set(values, o);
+  return o;
+}
+
+/** The positions [from, to) in `o.rows` of the rows whose value is in [lo, hi]. */
+export function rangeSpan(o: RangeOrder, values: Float64Array, lo: number, hi: number): [number, number] {
+  const search = (x: number, strict: boolean) => {
+    let a = 0;
+    let b = o.present;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      const v = values[o.rows[mid]!]!;
+      if (strict ? v <= x : v < x) a = mid + 1;
+      else b = mid;
+    }
+    return a;
+  };
+  const from = search(lo, false);
+  return [from, Math.max(from, search(hi, true))];
+}
