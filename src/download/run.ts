@@ -22,6 +22,8 @@ const LIST_JOBS = 8;
 const LIST_CHUNK = 200;
 /** Files waiting for a transfer slot, at most: what bounds memory between listing and transfer. */
 const QUEUE_MAX = 20_000;
+/** Folders remembered as made (cleared when full). */
+const DIRS_KEPT = 4096;
 
 export interface DownloadOptions {
   manifest?: string;
@@ -339,8 +341,12 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
           return;
         }
         const dir = dirname(j.dest);
-        // Folders made once per run; the map holds one entry per folder (a series' folder, not its files).
-        if (!dirs.has(dir)) dirs.set(dir, mkdir(dir, { recursive: true }));
+        // Folders made once each: files come series by series, so the recent folders are enough to remember
+        // (a forgotten one costs one more mkdir, which is idempotent; the map never grows with the cohort).
+        if (!dirs.has(dir)) {
+          if (dirs.size >= DIRS_KEPT) dirs.clear();
+          dirs.set(dir, mkdir(dir, { recursive: true }));
+        }
         await dirs.get(dir);
         await s3.download(j.obj, join(dir, `.${basename(j.dest)}.idqs-part`), j.dest, work, (n) => {
           summary.bytes += n;
