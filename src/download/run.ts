@@ -20,8 +20,12 @@ import { ServiceClient, type Filters, type LicenseRow, type SeriesRow, type Stor
 const LIST_JOBS = 8;
 /** Series listed before their files queue for transfer, in order; the next group is listed while they transfer. */
 const LIST_CHUNK = 200;
-/** Files waiting for a transfer slot, at most: what bounds memory between listing and transfer. */
-const QUEUE_MAX = 20_000;
+/**
+ * Files waiting for a transfer slot, at most: what bounds memory between listing and transfer
+ * (each waiting file holds its listing entry and paths). Enough to keep the transfers busy while
+ * the next group of series is listed.
+ */
+const QUEUE_MAX = 5_000;
 /** Folders remembered as made (cleared when full). */
 const DIRS_KEPT = 4096;
 
@@ -173,8 +177,9 @@ async function pool<T>(items: T[], n: number, signal: AbortSignal, fn: (item: T)
 interface FileJob {
   obj: S3Object;
   dest: string;
-  url: string;
 }
+
+const urlOf = (j: FileJob) => `s3://${j.obj.bucket}/${j.obj.key}`;
 
 export async function runDownload(o: DownloadOptions, rep: Reporter, signal: AbortSignal): Promise<Summary> {
   const started = Date.now();
@@ -290,7 +295,7 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
             bytes += obj.size;
             if (queue) {
               rep.planned(1, obj.size);
-              await queue.push({ obj, dest, url: `s3://${obj.bucket}/${obj.key}` });
+              await queue.push({ obj, dest });
             }
           }
           tally.files += files;
@@ -337,7 +342,7 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
         const st = await stat(j.dest).catch(() => null);
         if (st?.isFile() && st.size === j.obj.size) {
           summary.skipped++;
-          rep.file({ status: 'skipped', url: j.url, path: j.dest, bytes: j.obj.size });
+          rep.file({ status: 'skipped', url: urlOf(j), path: j.dest, bytes: j.obj.size });
           return;
         }
         const dir = dirname(j.dest);
@@ -353,11 +358,11 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
           rep.progress(n);
         });
         summary.downloaded++;
-        rep.file({ status: 'downloaded', url: j.url, path: j.dest, bytes: j.obj.size });
+        rep.file({ status: 'downloaded', url: urlOf(j), path: j.dest, bytes: j.obj.size });
       } catch (e) {
         if (stopIfUnreachable(e) || work.aborted) return;
         summary.failed++;
-        rep.file({ status: 'failed', url: j.url, path: j.dest, bytes: 0, error: (e as Error).message });
+        rep.file({ status: 'failed', url: urlOf(j), path: j.dest, bytes: 0, error: (e as Error).message });
       }
     };
     const workers = Array.from({ length: o.jobs }, async () => {
