@@ -7,9 +7,11 @@
 // the point is the downloader's memory, not the store. Peak RSS is the CLI
 // process's VmHWM (/proc), read until it exits. Runs: a dry run of --small
 // lines (default --lines/10) and of --lines (the whole manifest resolved,
-// planned and every series listed), then a real download of --download
-// series into a temporary folder. Target: the peak RSS does not grow with the manifest's length and
-// stays well under 200 MB at 600,000 lines.
+// planned and every series listed), then real downloads of --download/10
+// and --download series into a temporary folder. Each pair runs in the same
+// bench, one after the other, so the ratio of their peaks is measured under
+// the same load. Target: the peak RSS does not grow with the manifest's
+// length (the larger run within about 10% of the smaller).
 // Options: -- --lines N --small N --download N --object-bytes B
 
 import { spawn } from 'node:child_process';
@@ -123,6 +125,7 @@ async function run(name: string, lines: number, file: string, extra: string[]): 
 try {
   if (SMALL > 0) await run('dry run', SMALL, await manifest(SMALL), ['--dry-run']);
   await run('dry run', LINES, await manifest(LINES), ['--dry-run']);
+  if (DOWNLOAD >= 10) await run('download', Math.round(DOWNLOAD / 10), await manifest(Math.round(DOWNLOAD / 10)), ['--jobs', '8']);
   if (DOWNLOAD > 0) await run('download', DOWNLOAD, await manifest(DOWNLOAD), ['--jobs', '8']);
 } finally {
   await api.close();
@@ -134,3 +137,8 @@ console.log(`\nidqs download --manifest, pinned release ${rel.fetch.folder.split
 console.log('| run | lines | seconds | peak RSS MB | lines/s | summary |');
 console.log('|---|---|---|---|---|---|');
 for (const r of runs) console.log(`| ${r.run} | ${r.lines} | ${r.seconds.toFixed(1)} | ${r.peakMB.toFixed(0)} | ${(r.lines / r.seconds).toFixed(0)} | ${r.summary} |`);
+// Larger run's peak over the smaller one's, per kind of run.
+for (const kind of ['dry run', 'download']) {
+  const [a, b] = runs.filter((r) => r.run === kind).sort((x, y) => x.lines - y.lines);
+  if (a && b && a !== b) console.log(`${kind}: peak RSS at ${b.lines} lines / at ${a.lines} lines = ${(b.peakMB / a.peakMB).toFixed(2)}`);
+}

@@ -4,6 +4,7 @@
 
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { setMaxListeners } from 'node:events';
+import { setFlagsFromString } from 'node:v8';
 import { existsSync, statSync } from 'node:fs';
 import { DEFAULT_LAYOUT } from './layout.ts';
 import { Reporter, type Mode } from './report.ts';
@@ -109,6 +110,12 @@ names nothing downloaded is reported and counts as a failure. Exit status: 0 all
 (e.g. a large cohort without --yes and no terminal to ask on), 130 interrupted.`,
     )
     .action(async (target: string | undefined, f: Flags & { collectionId?: string[]; filter?: string; dir?: string; downloadDir?: string }, cmd: Command) => {
+      // The downloader's memory floor was V8's young generation: its steady stream of short-lived
+      // answers (resolve chunks, listings) made V8 grow it to 128 MB, twice what the process holds.
+      // Kept at its initial size, the process peaks about 90 MB lower (a 20,000-series dry run: 155
+      // against 245 MB; a real download: 206 against 306 MB), as fast. The growth factor is read at
+      // each scavenge, so setting it now takes effect.
+      setFlagsFromString('--semi-space-growth-factor=1');
       const collection = [...(f.collection ?? []), ...(f.collectionId ?? [])];
       // The idc CLI's positional argument: an existing file is a manifest, anything else collection ids.
       if (target !== undefined) {

@@ -3,6 +3,7 @@
 // names by the service's own rule (src/core/rules/folder-name.ts).
 
 import { folderName } from '../core/rules/folder-name.ts';
+import { SeenSet, type Seen } from './seen-set.ts';
 
 export interface SeriesTarget {
   /** The URL as written (for messages). */
@@ -40,7 +41,7 @@ function unquote(word: string): string {
  * carries them across the chunks of a streamed manifest; `firstLine` numbers
  * a chunk's lines as in the whole file).
  */
-export function parseManifest(text: string | string[], file = 'manifest', firstLine = 1, seen = new Set<string>()): SeriesTarget[] {
+export function parseManifest(text: string | string[], file = 'manifest', firstLine = 1, seen: Seen = new SeenSet()): SeriesTarget[] {
   const out: SeriesTarget[] = [];
   const lines = typeof text === 'string' ? text.split(/\r?\n/) : text;
   for (let i = 0; i < lines.length; i++) {

@@ -6,7 +6,8 @@
 // is downloaded (series, index size, licenses); the download pass reads and
 // resolves the file again, chunk by chunk, while the files of the previous
 // chunk transfer. What both passes keep is one entry per distinct series (so a
-// series named twice is downloaded once).
+// series named twice is downloaded once): 16 bytes each, outside the heap
+// (seen-set.ts).
 
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -15,6 +16,7 @@ import type { ResolveWire } from '../contract/resolve-schemas.ts';
 import type { Layout, SeriesTarget } from './layout.ts';
 import { parseManifest } from './layout.ts';
 import type { Reporter } from './report.ts';
+import { SeenSet } from './seen-set.ts';
 import { InvalidLines, LineTally, planSaved, reportSavedTotals, reportUnresolved } from './saved.ts';
 import { RESOLVE_CHUNK, ServiceUnreachable, type LicenseRow, type ServiceClient, type StoreKey, type StoreMeta } from './service.ts';
 
@@ -77,6 +79,8 @@ export class ManifestStream {
   /** Whether the service answers (decided on the first chunk of the first pass). */
   private online = true;
   private idcVersion: string | null = null;
+  /** The series planned so far in the current pass: one table for both passes (cleared between them). */
+  private readonly seen = new SeenSet();
 
   constructor(
     private readonly file: string,
@@ -112,7 +116,8 @@ export class ManifestStream {
   /** The first pass: check what every line is, say it, and add up what the download will be. */
   async totals(rep: Reporter): Promise<ManifestTotals> {
     await this.check();
-    const seen = new Set<string>();
+    const seen = this.seen;
+    seen.clear();
     const licenses = new Map<string | null, LicenseRow>();
     const unresolved = new LineTally();
     const sums = { lines: 0, blank: 0, comments: 0, header: 0, current: 0, revised: 0, removed: 0, unknown: 0, invalid: 0 } satisfies ResolveWire['totals'];
@@ -164,7 +169,7 @@ export class ManifestStream {
   }
 
   /** Without the service: URL lines as written, into <crdc_series_uuid>/ folders. */
-  private offlineTargets(c: { first: number; lines: string[] }, seen: Set<string>): SeriesTarget[] {
+  private offlineTargets(c: { first: number; lines: string[] }, seen: SeenSet): SeriesTarget[] {
     let targets: SeriesTarget[];
     try {
       targets = parseManifest(c.lines, this.file, c.first, seen);
@@ -177,7 +182,8 @@ export class ManifestStream {
 
   /** The download pass: the targets again, chunk by chunk, in the manifest's order (lines were reported by the first pass). */
   async *targets(): AsyncGenerator<SeriesTarget[]> {
-    const seen = new Set<string>();
+    const seen = this.seen;
+    seen.clear();
     for await (const c of lineChunks(this.file, this.chunk)) {
       if (!this.online) {
         yield this.offlineTargets(c, seen);

@@ -20,8 +20,14 @@ import { ServiceClient, type Filters, type LicenseRow, type SeriesRow, type Stor
 const LIST_JOBS = 8;
 /** Series listed before their files queue for transfer, in order; the next group is listed while they transfer. */
 const LIST_CHUNK = 200;
-/** Files waiting for a transfer slot, at most: what bounds memory between listing and transfer. */
-const QUEUE_MAX = 20_000;
+/**
+ * Files waiting for a transfer slot, at most: what bounds memory between listing and transfer
+ * (each waiting file holds its listing entry and paths). Enough to keep the transfers busy while
+ * the next group of series is listed.
+ */
+const QUEUE_MAX = 5_000;
+/** Folders remembered as made (cleared when full). */
+const DIRS_KEPT = 4096;
 
 export interface DownloadOptions {
   manifest?: string;
@@ -171,8 +177,9 @@ async function pool<T>(items: T[], n: number, signal: AbortSignal, fn: (item: T)
 interface FileJob {
   obj: S3Object;
   dest: string;
-  url: string;
 }
+
+const urlOf = (j: FileJob) => `s3://${j.obj.bucket}/${j.obj.key}`;
 
 export async function runDownload(o: DownloadOptions, rep: Reporter, signal: AbortSignal): Promise<Summary> {
   const started = Date.now();
@@ -288,7 +295,7 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
             bytes += obj.size;
             if (queue) {
               rep.planned(1, obj.size);
-              await queue.push({ obj, dest, url: `s3://${obj.bucket}/${obj.key}` });
+              await queue.push({ obj, dest });
             }
           }
           tally.files += files;
@@ -335,23 +342,27 @@ export async function runDownload(o: DownloadOptions, rep: Reporter, signal: Abo
         const st = await stat(j.dest).catch(() => null);
         if (st?.isFile() && st.size === j.obj.size) {
           summary.skipped++;
-          rep.file({ status: 'skipped', url: j.url, path: j.dest, bytes: j.obj.size });
+          rep.file({ status: 'skipped', url: urlOf(j), path: j.dest, bytes: j.obj.size });
           return;
         }
         const dir = dirname(j.dest);
-        // Folders made once per run; the map holds one entry per folder (a series' folder, not its files).
-        if (!dirs.has(dir)) dirs.set(dir, mkdir(dir, { recursive: true }));
+        // Folders made once each: files come series by series, so the recent folders are enough to remember
+        // (a forgotten one costs one more mkdir, which is idempotent; the map never grows with the cohort).
+        if (!dirs.has(dir)) {
+          if (dirs.size >= DIRS_KEPT) dirs.clear();
+          dirs.set(dir, mkdir(dir, { recursive: true }));
+        }
         await dirs.get(dir);
         await s3.download(j.obj, join(dir, `.${basename(j.dest)}.idqs-part`), j.dest, work, (n) => {
           summary.bytes += n;
           rep.progress(n);
         });
         summary.downloaded++;
-        rep.file({ status: 'downloaded', url: j.url, path: j.dest, bytes: j.obj.size });
+        rep.file({ status: 'downloaded', url: urlOf(j), path: j.dest, bytes: j.obj.size });
       } catch (e) {
         if (stopIfUnreachable(e) || work.aborted) return;
         summary.failed++;
-        rep.file({ status: 'failed', url: j.url, path: j.dest, bytes: 0, error: (e as Error).message });
+        rep.file({ status: 'failed', url: urlOf(j), path: j.dest, bytes: 0, error: (e as Error).message });
       }
     };
     const workers = Array.from({ length: o.jobs }, async () => {

@@ -8,6 +8,7 @@
 import type { ResolveWire } from '../contract/resolve-schemas.ts';
 import { parseSavedLine, splitLines } from '../core/rules/saved-lines.ts';
 import type { SeriesTarget } from './layout.ts';
+import { SeenSet, type Seen } from './seen-set.ts';
 import type { Reporter } from './report.ts';
 import type { StoreKey, StoreMeta } from './service.ts';
 
@@ -53,29 +54,18 @@ export class InvalidLines {
 }
 
 /**
- * What a set of series already planned holds for a folder: its 16 bytes as a
- * 16-character string, a fresh copy (a key read from a parsed answer could
- * keep the whole answer's text alive) at a third of the size, because such a
- * set holds an entry for every distinct series of a manifest. Other keys
- * (bucket/key of an object) are longer, so never equal to one of these.
- */
-export function seenKey(uuid: string): string {
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(uuid) ? Buffer.from(uuid.replace(/-/g, ''), 'hex').toString('latin1') : uuid;
-}
-
-/**
  * The series version each line names, under the chosen store's bucket names.
  * `text` is what was resolved (a whole manifest or one chunk of it: line
  * numbers are the answer's); `seen` carries the series already planned by
  * earlier chunks, so a series named twice anywhere is downloaded once.
  */
-export function planSaved(r: ResolveWire, text: string | string[], source: StoreKey, asSaved: boolean, seen = new Set<string>()): SavedPlan {
+export function planSaved(r: ResolveWire, text: string | string[], source: StoreKey, asSaved: boolean, seen: Seen = new SeenSet()): SavedPlan {
   const raw = typeof text === 'string' ? splitLines(text) : text;
   const map = (r.stores as Record<StoreKey, StoreMeta>)[source].bucket_map;
   const plan: SavedPlan = { targets: [], unresolved: [], currentUuids: [], sizeMB: 0, unknownAsWritten: 0 };
   const add = (l: Line, uuid: string, awsBucket: string | null, sizeMB: number | null, license: string | null, current: boolean) => {
-    if (seen.has(seenKey(uuid))) return;
-    seen.add(seenKey(uuid));
+    if (seen.has(uuid)) return;
+    seen.add(uuid);
     const bucket = map[awsBucket ?? ''] ?? awsBucket;
     if (!bucket) {
       plan.unresolved.push({ line: l.line, why: `the release records no bucket for ${uuid}` });
