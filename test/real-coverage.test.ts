@@ -23,6 +23,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { defaultCacheDir } from '../src/config.ts';
 import { lit } from '../src/core/data/sql.ts';
 import type { EnsuredRelease } from '../src/core/release/fetch.ts';
+import { jsonReads, sqlReads, type Row } from './real-reads.ts';
 import { startServer, type TestServer } from './fixture.ts';
 import { PIN, pinnedRelease, SKIP_REAL as skip } from './real-releases.ts';
 import { events, runCli, type CliResult } from './s3.ts';
@@ -30,7 +31,6 @@ import { events, runCli, type CliResult } from './s3.ts';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'bin', 'idqs.cjs');
 
-type Row = Record<string, unknown>;
 type Case = () => Promise<void>;
 
 let rel: EnsuredRelease;
@@ -43,33 +43,13 @@ let tmp: string;
 let coll: string;
 let one: { SeriesInstanceUID: string; StudyInstanceUID: string; crdc_series_uuid: string; series_aws_url: string; Modality: string };
 
-/** Rows of SQL over the release's Parquet files (views p_index, p_collections, ...), not over our database. */
-async function rows(sql: string): Promise<Row[]> {
-  return (await raw.runAndReadAll(sql)).getRowObjectsJson() as Row[];
-}
-async function scalar(sql: string): Promise<number> {
-  return Number(Object.values((await rows(sql))[0]!)[0]);
-}
-async function list(sql: string): Promise<unknown[]> {
-  return (await rows(sql)).map((r) => Object.values(r)[0]);
-}
-async function get<T = Row>(path: string, status = 200): Promise<T> {
-  const r = await s.get(path);
-  const body = (await r.json()) as T;
-  assert.equal(r.status, status, `${path}: ${JSON.stringify(body).slice(0, 300)}`);
-  return body;
-}
-async function post<T = Row>(path: string, body: unknown, status = 200): Promise<T> {
-  const r = await s.post(path, body);
-  const out = (await r.json()) as T;
-  assert.equal(r.status, status, `${path}: ${JSON.stringify(out).slice(0, 300)}`);
-  return out;
-}
 async function tool<T = Row>(name: string, args: Record<string, unknown> = {}, isError = false): Promise<T> {
   const r = (await mcp.callTool({ name, arguments: args })) as CallToolResult;
   assert.equal(Boolean(r.isError), isError, `${name}: ${JSON.stringify(r.content).slice(0, 300)}`);
   return r.structuredContent as T;
 }
+const { rows, scalar, list } = sqlReads(() => raw);
+const { get, post } = jsonReads(() => s);
 const sorted = <T>(a: T[]) => [...a].sort();
 const where = () => `collection_id = ${lit(coll)}`;
 const collFilter = () => ({ terms: { collection_id: [coll] } });

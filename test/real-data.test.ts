@@ -18,6 +18,7 @@ import { defaultCacheDir } from '../src/config.ts';
 import { lit } from '../src/core/data/sql.ts';
 import { ensureRelease, type EnsuredRelease } from '../src/core/release/fetch.ts';
 import { parseSource } from '../src/core/release/sources.ts';
+import { jsonReads, sqlReads, type Row } from './real-reads.ts';
 import { startServer, type TestServer } from './fixture.ts';
 
 const PIN = JSON.parse(readFileSync(new URL('./real-release.json', import.meta.url), 'utf8')) as { release: string; source: string };
@@ -31,26 +32,8 @@ let mcp: Client;
 let inst: DuckDBInstance;
 let raw: DuckDBConnection;
 
-type Row = Record<string, unknown>;
-/** Rows of SQL over the release's Parquet files (views p_index, p_collections, ...), not over our database. */
-async function rows(sql: string): Promise<Row[]> {
-  return (await raw.runAndReadAll(sql)).getRowObjectsJson() as Row[];
-}
-async function scalar(sql: string): Promise<number> {
-  return Number(Object.values((await rows(sql))[0]!)[0]);
-}
-async function get<T = Row>(path: string, status = 200): Promise<T> {
-  const r = await s.get(path);
-  const body = (await r.json()) as T;
-  assert.equal(r.status, status, `${path}: ${JSON.stringify(body).slice(0, 300)}`);
-  return body;
-}
-async function post<T = Row>(path: string, body: unknown, status = 200): Promise<T> {
-  const r = await s.post(path, body);
-  const out = (await r.json()) as T;
-  assert.equal(r.status, status, `${path}: ${JSON.stringify(out).slice(0, 300)}`);
-  return out;
-}
+const { rows, scalar } = sqlReads(() => raw);
+const { get, post } = jsonReads(() => s);
 const sorted = <T>(a: T[]) => [...a].sort();
 
 before(async () => {
