@@ -9,7 +9,7 @@ import { field, invalidQuery, msg, setting, tooLarge } from '../errors.ts';
 import type { FilterObject } from '../filters/v3.ts';
 import { round, tbFromMb, toNumber } from './numbers.ts';
 import { parseReleaseArg, servedSql, VERSION_ATTRIBUTES, versionFilter } from './release-versions.ts';
-import { streamLines } from './line-stream.ts';
+import { pagedLines, streamLines } from './line-stream.ts';
 
 export const CHANGE_KINDS = ['added', 'revised', 'removed'] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
@@ -124,7 +124,7 @@ export async function changesTsv(ctx: AppContext, req: Omit<ChangesRequest, 'lim
   const changed = `SELECT * FROM (${q.sql}) WHERE change <> 'unchanged'`;
   const lines = `SELECT concat_ws(chr(9), ${TSV_COLUMNS.map(tsvCell).join(', ')}) AS line
     FROM (${changed} ORDER BY change, collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID LIMIT ?::BIGINT OFFSET ?::BIGINT)`;
-  const stream = streamLines(ctx, lines, q.params, cap, 'changes list');
+  const stream = streamLines(ctx, pagedLines(lines, q.params), cap, 'changes list');
   let total: number;
   try {
     const [count] = await Promise.all([ctx.engine.one(`SELECT count(*) AS n FROM (${changed})`, q.params), stream.started]);

@@ -14,7 +14,7 @@ import { selectRows, type Selection } from './cohort-index/evaluate.ts';
 import { groupedPage, loadEngineRanks, sortedSeries } from './cohort-index/table-page.ts';
 import { distinctPrefixes } from './cohort-index/group.ts';
 import { pagePositions, rowsAt, sizeOf } from './cohort-index/page.ts';
-import { MANIFEST_ORDER } from './manifest.ts';
+import { MANIFEST_ORDER } from '../rules/manifest-order.ts';
 import { round, toNumber } from './numbers.ts';
 import { defaultViewer, viewerLink } from './viewer.ts';
 

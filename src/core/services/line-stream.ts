@@ -4,7 +4,8 @@
 // crossing into JavaScript once per block instead of once per line is what
 // makes a text body about as fast as the engine's own export. No engine
 // connection is held while the reader is behind: a run pauses when the spool
-// is full and the next one resumes where it stopped (LIMIT/OFFSET).
+// is full and the next one resumes where it stopped (LIMIT/OFFSET, or the
+// row ids of that line when the cohort index knows them).
 
 import type { AppContext } from '../context.ts';
 import type { Param } from '../engine/engine.ts';
@@ -28,13 +29,24 @@ export interface LineStream {
 }
 
 /**
- * Stream `linesSql`, a query of one `line` column whose last two parameters
- * are the number of lines to take and the offset (bound as BIGINTs), for at
- * most `limit` lines. `what` names the export in the cancellation message.
+ * The query of lines [offset, offset + take) of an export, one `line` column
+ * in export order; its SQL is trusted (written by the service), its
+ * parameters bound.
  */
-export function streamLines(ctx: AppContext, linesSql: string, params: Param[], limit: number, what: string): LineStream {
-  // row_number() OVER () is DuckDB's streaming window, which keeps the order of the sorted input.
-  const blocks = `SELECT block, n, strlen(block)::BIGINT AS bytes FROM (
+export type LinesAt = (take: number, offset: number) => { sql: string; params: Param[] };
+
+/** Lines of an ordered query whose last two parameters are the number of lines to take and the offset (bound as BIGINTs). */
+export function pagedLines(linesSql: string, params: Param[]): LinesAt {
+  return (take, offset) => ({ sql: linesSql, params: [...params, take, offset] });
+}
+
+/**
+ * Stream the lines `linesAt` gives, for at most `limit` lines. `what` names
+ * the export in the cancellation message.
+ */
+export function streamLines(ctx: AppContext, linesAt: LinesAt, limit: number, what: string): LineStream {
+  // row_number() OVER () is DuckDB's streaming window, which keeps the order of its (ordered) input.
+  const blocksOf = (linesSql: string) => `SELECT block, n, strlen(block)::BIGINT AS bytes FROM (
     SELECT string_agg(line, chr(10) ORDER BY rn) || chr(10) AS block, count(*)::INTEGER AS n, (rn - 1) // ${BLOCK_LINES} AS b
     FROM (SELECT line, row_number() OVER () AS rn FROM (${linesSql}))
     GROUP BY b) ORDER BY b`;
@@ -53,7 +65,8 @@ export function streamLines(ctx: AppContext, linesSql: string, params: Param[], 
       const perRun = offset === 0 ? RUN_LINES : Math.max(RUN_LINES, Math.floor(spool.highWater / (bytes / offset)));
       const take = Math.min(limit - offset, perRun);
       let got = 0;
-      const outcome = await ctx.engine.produceExport(blocks, [...params, take, offset], (chunk) => {
+      const q = linesAt(take, offset);
+      const outcome = await ctx.engine.produceExport(blocksOf(q.sql), q.params, (chunk) => {
         const counts = chunk.getColumnVector(1);
         const sizes = chunk.getColumnVector(2);
         // Blocks are read from the engine's chunk when the reader takes them, not here; the

@@ -9,7 +9,13 @@
 import { manifestCapOf } from '../../config.ts';
 import type { AppContext } from '../context.ts';
 import type { Param } from '../engine/engine.ts';
-import { streamLines } from './line-stream.ts';
+import { pagedLines, streamLines, type LinesAt } from './line-stream.ts';
+import { MANIFEST_ORDER } from '../rules/manifest-order.ts';
+
+export { MANIFEST_ORDER };
+import { readyCohortIndex, type CohortIndex } from './cohort-index/build.ts';
+import { selectRows, type Selection } from './cohort-index/evaluate.ts';
+import { sizeOf } from './cohort-index/page.ts';
 import { field, invalidQuery, invalidRequest, msg } from '../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 import { folderNameSql } from '../rules/folder-name.ts';
@@ -19,9 +25,6 @@ import { toNumber } from './numbers.ts';
 import { asOfCohort } from './as-of.ts';
 
 export type { StoreKey };
-
-/** Order of manifest pages, manifest.txt lines and the preview (SeriesInstanceUID makes it total). */
-export const MANIFEST_ORDER = 'collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID';
 
 /** Columns a manifest line is built from (URL, bucket map, folders). */
 const LINE_COLUMNS = 'collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, aws_bucket, crdc_series_uuid, series_cloud1_url';
@@ -132,11 +135,51 @@ async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
   }
   const src = await manifestSource(ctx, req);
   const line = lineExpression(ctx, store, format);
+  const params = [...line.params, ...src.params];
+  const indexed = src.names === null ? indexedRows(ctx, src.filters_applied) : null;
+  if (indexed) {
+    // The cohort index knows the cohort's rows, in manifest order: each run reads the span of row ids its lines lie in, no sort.
+    const { ix, sel } = indexed;
+    const at = (i: number) => ix.rowidOf[sel === 'all' ? i : sel.rows[i]!]!;
+    const n = sizeOf(ix, sel);
+    const linesAt: LinesAt = (take, offset) => {
+      const end = Math.min(n, offset + take);
+      // Row ids are integers of our own, written inline; the filter keeps the span's rows of other cohorts out.
+      // (Past the end the span is empty; the filter stays, its parameters are bound either way.)
+      const span = offset < end ? `rowid BETWEEN ${at(offset)} AND ${at(end - 1)}` : 'FALSE';
+      const where = `${span} AND (${src.where})`;
+      return { sql: `SELECT ${line.sql} AS line FROM (SELECT ${LINE_COLUMNS} FROM "index" WHERE ${where})`, params };
+    };
+    return { store, format, limit, compiled: src, linesAt, total: () => Promise.resolve(n) };
+  }
   /** Lines [offset, offset + count) of the manifest (bound as BIGINTs: no cap is the largest exact integer). */
   // The line is built after the sort, for the rows taken only: the sort carries narrow keys, not long lines.
   const lines = `SELECT ${line.sql} AS line FROM (SELECT ${LINE_COLUMNS} FROM ${src.from} WHERE ${src.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?::BIGINT OFFSET ?::BIGINT)`;
-  const count = { sql: `SELECT count(*) AS n FROM ${src.from} WHERE ${src.where}`, params: src.params };
-  return { store, format, limit, compiled: src, lines, count, params: [...line.params, ...src.params] };
+  const total = async () => toNumber((await ctx.engine.one(`SELECT count(*) AS n FROM ${src.from} WHERE ${src.where}`, src.params))?.n);
+  return { store, format, limit, compiled: src, linesAt: pagedLines(lines, params), total };
+}
+
+const inRowidOrder = new WeakMap<CohortIndex, boolean>();
+
+/**
+ * The cohort's rows from the cohort index, when it is ready, evaluates the
+ * filter, and its positions are in manifest order with increasing engine row
+ * ids (so a span of row ids holds a run of manifest lines, in order, and a
+ * scan without ORDER BY returns them in order: the engine keeps insertion
+ * order); else null (the sorted SQL path).
+ */
+function indexedRows(ctx: AppContext, filters: CompiledFilter['filters_applied']): { ix: CohortIndex; sel: Selection | 'all' } | null {
+  const ix = readyCohortIndex(ctx);
+  if (!ix || ix.manifestOrder !== null) return null;
+  let ordered = inRowidOrder.get(ix);
+  if (ordered === undefined) {
+    ordered = true;
+    for (let p = 1; p < ix.rows && ordered; p++) if (ix.rowidOf[p]! <= ix.rowidOf[p - 1]!) ordered = false;
+    inRowidOrder.set(ix, ordered);
+  }
+  if (!ordered) return null;
+  const sel = selectRows(ix, filters);
+  return sel === null ? null : { ix, sel };
 }
 
 /**
@@ -185,10 +228,10 @@ export function truncationLine(m: Pick<ManifestMeta, 'returned' | 'total' | 'lim
 /** The plain-text manifest, streamed (see line-stream.ts): header comments, the lines, and a last line when cut. */
 export async function manifestText(ctx: AppContext, req: ManifestTextRequest): Promise<ManifestText> {
   const o = await openManifest(ctx, req);
-  const stream = streamLines(ctx, o.lines, o.params, o.limit, 'manifest');
-  const [count] = await Promise.all([ctx.engine.one(o.count.sql, o.count.params), stream.started]);
+  const stream = streamLines(ctx, o.linesAt, o.limit, 'manifest');
+  const [total] = await Promise.all([o.total(), stream.started]);
   if (stream.error) throw stream.error;
-  const meta = metaOf(o, toNumber(count?.n));
+  const meta = metaOf(o, total);
   const header: string[] = [];
   const named = asOfLine(meta);
   if (named !== null) header.push(named);
@@ -210,11 +253,9 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
 /** The manifest as lines, one per series (what a caller that wants the URLs themselves reads; limits are small). */
 export async function manifestLines(ctx: AppContext, req: ManifestTextRequest): Promise<ManifestLines> {
   const o = await openManifest(ctx, req);
-  const [count, rows] = await Promise.all([
-    ctx.engine.one(o.count.sql, o.count.params),
-    ctx.engine.rows(o.lines, [...o.params, o.limit, 0]),
-  ]);
-  return { ...metaOf(o, toNumber(count?.n)), lines: rows.map((r) => String(r.line)) };
+  const q = o.linesAt(o.limit, 0);
+  const [total, rows] = await Promise.all([o.total(), ctx.engine.rows(q.sql, q.params)]);
+  return { ...metaOf(o, total), lines: rows.map((r) => String(r.line)) };
 }
 
 export interface DownloadCommands {

@@ -14,7 +14,7 @@ import { memo, releaseContext, type AppContext } from '../../context.ts';
 import { ATTRIBUTES } from '../../registry/attributes.ts';
 import { addCollectionColumns, facetTable, loadFacetTable, type FacetTable, type RangeColumn, type TermColumn } from '../facets/table.ts';
 import { indexFileOf, indexKey, readIndexFile, saveIndexFile, type LoadResult } from './file.ts';
-import { MANIFEST_ORDER } from '../manifest.ts';
+import { MANIFEST_ORDER } from '../../rules/manifest-order.ts';
 import { BUILD_QUERY_MS, entityDictionary, findString, rowDictionary, type SortedStrings } from './identifiers.ts';
 import { totalsOf, type Totals } from './totals.ts';
 
