@@ -222,3 +222,19 @@ test('closing the engine while queries run interrupts them instead of closing co
   const next = await ctx.engine.callerSql('SELECT count(*) AS n FROM "index"', 10);
   assert.deepEqual(next.rows, [{ n: baseline.indexRows }]);
 });
+
+test('closing the engine at any moment of the start of a query (worker starting, connection being taken) answers it at once, not at its deadline', async () => {
+  // The close lands before, during and after each query reaches the engine or its worker:
+  // an interrupt sent before a query starts is lost, so the answer must not depend on it.
+  for (const delay of [0, 1, 5, 20, 60, 150, 300]) {
+    const other = await createContext(testConfig({ sqlTimeoutMs: 30_000, queryTimeoutMs: 30_000 }), dbFile);
+    const hostile = other.engine.callerSql('SELECT count(*) FROM index a, index b, index c', 10);
+    const curated = other.engine.materialize('SELECT count(*) AS n FROM "index" a, "index" b, "index" c');
+    await new Promise((r) => setTimeout(r, delay));
+    const started = Date.now();
+    other.engine.close();
+    const results = await Promise.allSettled([hostile, curated]);
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected'], `closed after ${delay} ms`);
+    assert.ok(Date.now() - started < 5000, `closed after ${delay} ms: answered after ${Date.now() - started} ms`);
+  }
+});

@@ -112,6 +112,8 @@ export class Engine {
   readonly events = new EventEmitter();
   private fault: DatabaseFault | null = null;
   private closed = false;
+  /** Aborted by close(): a curated query whose interrupt came before it started (and so was lost) is answered then, not at its deadline. */
+  private readonly closing = new AbortController();
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -233,13 +235,34 @@ export class Engine {
     d.signal.addEventListener('abort', interrupt, { once: true });
     const run = fn(conn, d.signal);
     void run.then(release, release);
+    const closing = this.closing.signal;
+    let onClose = () => {};
+    const closed = new Promise<never>((_, reject) => {
+      onClose = () => {
+        reject(closing.reason);
+        // close() interrupted this connection, but an interrupt that comes before the query starts is lost: repeat it until the query ends.
+        const again = setInterval(() => {
+          try {
+            conn.interrupt();
+          } catch {
+            clearInterval(again);
+          }
+        }, 50);
+        again.unref();
+        void run.then(() => clearInterval(again), () => clearInterval(again));
+      };
+      if (closing.aborted) onClose();
+      else closing.addEventListener('abort', onClose, { once: true });
+    });
+    closed.catch(() => undefined);
     try {
-      return await Promise.race([run, aborted(d.signal)]);
+      return await Promise.race([run, aborted(d.signal), closed]);
     } catch (e) {
       throw this.failure(e, d.signal, ms);
     } finally {
       d.clear();
       d.signal.removeEventListener('abort', interrupt);
+      closing.removeEventListener('abort', onClose);
     }
   }
 
@@ -374,6 +397,7 @@ export class Engine {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort(cancelled('The engine is closed: the service is shutting down.'));
     this.sql.close();
     this.exports.close();
     this.facets.close();

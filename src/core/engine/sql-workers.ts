@@ -239,7 +239,12 @@ export class SqlWorkers {
     w.ready = null;
     if (w.tempDir) rmSync(w.tempDir, { recursive: true, force: true });
     w.tempDir = null;
-    if (this.closed || w.idleStop) return;
+    if (this.closed) {
+      // A job it still held (one that raced close()) is answered now, not at its deadline.
+      w.job?.finish(null, cancelled('The engine is closed: the service is shutting down.'));
+      return;
+    }
+    if (w.idleStop) return;
     this.restarts++;
     const share = this.shareText();
     if (!killed) {
@@ -286,6 +291,8 @@ export class SqlWorkers {
     w.idleTimer = null;
     try {
       await this.ensure(w, currentWork()?.requestId);
+      // Closed while its worker started: the worker is being killed, and a job given to it now would wait for its deadline.
+      if (this.closed) throw cancelled('The engine is closed: the service is shutting down.');
     } catch (e) {
       lease.release();
       throw e;
