@@ -247,14 +247,16 @@ export async function resolveSaved(ctx: AppContext, input: ResolveInput): Promis
   }
 
   const buckets = knownBuckets(ctx);
-  const describe = (l: ResolvedLine, sid: string, s: SeriesFacts) => {
+  // `versions` is left out rather than deleted for a current folder: a deleted property turns an object into a
+  // slow dictionary, which JSON.stringify and the TSV rows then read several times slower.
+  const describe = (l: ResolvedLine, sid: string, s: SeriesFacts, versions: boolean) => {
     l.collection_id = s.collection_id;
     l.PatientID = s.PatientID;
     l.StudyInstanceUID = s.StudyInstanceUID;
     l.SeriesInstanceUID = sid;
     l.Modality = s.Modality;
     if (s.current) l.current = s.current;
-    if (s.versions.length > 0) l.versions = s.versions;
+    if (versions && s.versions.length > 0) l.versions = s.versions;
     if (!s.current) l.last_idc_version = Math.max(...s.versions.map((v) => v.max_idc_version));
   };
   for (const l of out) {
@@ -263,11 +265,9 @@ export async function resolveSaved(ctx: AppContext, input: ResolveInput): Promis
       const s = hit ? series.get(hit.sid) : undefined;
       if (!hit || !s) l.message = 'no version of any series of this release or of prior_versions_index has this crdc_series_uuid';
       else {
-        describe(l, hit.sid, s);
-        if (hit.current) {
-          l.class = 'current';
-          delete l.versions;
-        } else {
+        describe(l, hit.sid, s, !hit.current);
+        if (hit.current) l.class = 'current';
+        else {
           l.named = s.versions.find((v) => v.crdc_series_uuid === l.id);
           l.class = s.current ? 'revised' : 'removed';
         }
@@ -281,7 +281,7 @@ export async function resolveSaved(ctx: AppContext, input: ResolveInput): Promis
       const st = studies.get(l.id!);
       if (s) {
         l.kind = 'SeriesInstanceUID';
-        describe(l, l.id!, s);
+        describe(l, l.id!, s, true);
         l.class = s.current ? (s.versions.length > 0 ? 'revised' : 'current') : 'removed';
       } else if (st) {
         l.kind = 'StudyInstanceUID';
