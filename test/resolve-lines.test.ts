@@ -103,3 +103,31 @@ test('the resolve route: a 413 past the line limit (saying it), a 422 for a body
   assert.equal(cli.stdout, api);
   assert.match(cli.stderr, /2 lines against .*: 1 current, 0 revised, 0 removed, 1 unknown, 0 invalid/);
 });
+
+test('a manifest longer than one written block (2,000 lines), with repeated lines: the JSON is whole across the blocks and every line, repeated or not, classed by SQL', async () => {
+  const big = await startServer({ resolveMaxLines: 5000 });
+  try {
+    // A folder the release serves is current; its SeriesInstanceUID is revised when prior_versions_index has an earlier version.
+    const rows = await big.ctx.engine.rows(`SELECT crdc_series_uuid AS u, SeriesInstanceUID AS sid,
+        SeriesInstanceUID IN (SELECT SeriesInstanceUID FROM prior_versions_index) AS revised FROM "index" ORDER BY hash(crdc_series_uuid) LIMIT 1500`);
+    assert.equal(rows.length, 1500);
+    // 4,500 lines: every folder three times (as a URL, bare, and as its SeriesInstanceUID), so blocks of 2,000 end mid-list.
+    const lines = rows.flatMap((r) => [`cp s3://idc-open-data/${String(r.u)}/* .`, String(r.u).toUpperCase(), String(r.sid)]);
+    const res = await big.post('/v3/series/resolve', { text: lines.join('\n') }, { 'accept-encoding': 'identity' });
+    assert.equal(res.status, 200);
+    const body = await res.text();
+    const out = JSON.parse(body) as { totals: Record<string, number>; lines: { line: number; class: string; kind?: string; SeriesInstanceUID?: string; current?: { crdc_series_uuid: string } }[] };
+    // Exactly what JSON.stringify writes of the same document: no byte lost or doubled where one block meets the next.
+    assert.equal(body, JSON.stringify(out));
+    assert.equal(out.lines.length, 4500);
+    const revised = rows.filter((r) => r.revised === true).length;
+    assert.ok(revised > 0 && revised < 1500, `${revised} of the series have earlier versions`);
+    assert.deepEqual([out.totals.current, out.totals.revised], [4500 - revised, revised]);
+    out.lines.forEach((l, i) => {
+      const r = rows[Math.floor(i / 3)]!;
+      assert.deepEqual([l.line, l.class, l.kind, l.SeriesInstanceUID, l.current?.crdc_series_uuid], [i + 1, i % 3 === 2 && r.revised === true ? 'revised' : 'current', i % 3 === 2 ? 'SeriesInstanceUID' : 'crdc_series_uuid', r.sid, r.u], `line ${i + 1}`);
+    });
+  } finally {
+    await big.close();
+  }
+});

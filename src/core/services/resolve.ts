@@ -142,8 +142,9 @@ export async function resolveSaved(ctx: AppContext, input: ResolveInput): Promis
   }
   const totals: ResolveTotals = { lines: raw.length, blank: 0, comments: 0, header: 0, current: 0, revised: 0, removed: 0, unknown: 0, invalid: 0 };
   const out: ResolvedLine[] = [];
-  const uuids = new Set<string>();
-  const uids = new Set<string>();
+  // Every identifier as sent (the query keeps each once): a Set here would hash every one of them once more.
+  const uuids: string[] = [];
+  const uids: string[] = [];
   let first = true;
   for (let i = 0; i < raw.length; i++) {
     const p = parseSavedLine(raw[i]!, first);
@@ -154,12 +155,12 @@ export async function resolveSaved(ctx: AppContext, input: ResolveInput): Promis
       if (p.type === 'header') out.push({ line: i + 1, class: 'header', message: `a header line (${p.text.slice(0, 80)}), not an identifier` });
       else if (p.type === 'invalid') out.push({ line: i + 1, class: 'invalid', message: p.reason });
       else if (p.type === 'uuid') {
-        uuids.add(p.value);
+        uuids.push(p.value);
         const l: ResolvedLine = { line: i + 1, class: 'unknown', kind: 'crdc_series_uuid', id: p.value };
         if (p.bucket !== null) l.bucket = p.bucket;
         out.push(l);
       } else {
-        uids.add(p.value);
+        uids.push(p.value);
         out.push({ line: i + 1, class: 'unknown', kind: 'DICOM UID', id: p.value });
       }
     }
@@ -169,27 +170,29 @@ export async function resolveSaved(ctx: AppContext, input: ResolveInput): Promis
   // asked, then the current rows of those folders, UIDs and of the series the prior versions belong to, then
   // every prior version of all of them.
   const series = new Map<string, SeriesFacts>();
-  const uuidSeries = new Map<string, { sid: string; current: boolean }>();
-  if (uuids.size > 0 || uids.size > 0) {
-    const params = [[...uuids].join(','), [...uids].join(',')];
+  // The series of each folder asked (its facts held here, so a line's folder is one lookup).
+  const uuidSeries = new Map<string, { sid: string; s: SeriesFacts; current: boolean }>();
+  if (uuids.length > 0 || uids.length > 0) {
+    const params = [uuids.join(','), uids.join(',')];
     // One query, its sets materialised once: the asked lists, the series of prior versions asked, the current rows (one scan of
     // index for both kinds of identifier), and every prior version of all of them.
     const cte = `qu AS MATERIALIZED (SELECT DISTINCT u FROM ${LIST('?')} t(u)), qs AS MATERIALIZED (SELECT DISTINCT u FROM ${LIST('?')} t(u)),
       pv AS MATERIALIZED (SELECT DISTINCT SeriesInstanceUID AS sid FROM prior_versions_index WHERE crdc_series_uuid IN (SELECT u FROM qu) OR SeriesInstanceUID IN (SELECT u FROM qs)),
-      cur AS MATERIALIZED (SELECT ${CUR_COLS} FROM "index" WHERE crdc_series_uuid IN (SELECT u FROM qu) OR SeriesInstanceUID IN (SELECT u FROM qs UNION ALL SELECT sid FROM pv))`;
+      cur AS MATERIALIZED (SELECT ${CUR_COLS}, crdc_series_uuid IN (SELECT u FROM qu) AS asked FROM "index" WHERE crdc_series_uuid IN (SELECT u FROM qu) OR SeriesInstanceUID IN (SELECT u FROM qs UNION ALL SELECT sid FROM pv))`;
     // A version may have several rows (one per bucket it sat in): one per folder, the URL where there is one.
-    const prior = `SELECT SeriesInstanceUID, crdc_series_uuid, any_value(collection_id), any_value(PatientID), any_value(StudyInstanceUID), any_value(Modality),
-        min(min_idc_version), max(max_idc_version), max(series_aws_url), max(aws_bucket), max(series_size_MB)
+    // Rows of either table say whether their folder was asked (the engine has that set at hand; a lookup here would hash every folder again).
+    const prior = `SELECT g.*, g.u IN (SELECT u FROM qu) FROM (SELECT SeriesInstanceUID, crdc_series_uuid AS u, any_value(collection_id), any_value(PatientID),
+        any_value(StudyInstanceUID), any_value(Modality), min(min_idc_version), max(max_idc_version), max(series_aws_url), max(aws_bucket), max(series_size_MB)
       FROM prior_versions_index WHERE SeriesInstanceUID IN (SELECT sid FROM pv UNION ALL SELECT SeriesInstanceUID FROM cur)
-      GROUP BY SeriesInstanceUID, crdc_series_uuid`;
+      GROUP BY SeriesInstanceUID, crdc_series_uuid) AS g`;
     const both = await ctx.engine.one(
-      `WITH ${cte} SELECT (${packedSql(11, `SELECT ${CUR_COLS} FROM cur`)}) AS cur, (${packedSql(11, prior, 'c0, c7, c6')}) AS old`,
+      `WITH ${cte} SELECT (${packedSql(12, `SELECT ${CUR_COLS}, asked FROM cur`)}) AS cur, (${packedSql(12, prior, 'c0, c7, c6')}) AS old`,
       params,
     );
-    const cur = unpack<11>(both?.cur);
-    const old = unpack<11>(both?.old);
-    for (const [sid, collection_id, PatientID, StudyInstanceUID, Modality, uuid, since, url, bucket, size, license] of cur) {
-      series.set(sid!, {
+    const cur = unpack<12>(both?.cur);
+    const old = unpack<12>(both?.old);
+    for (const [sid, collection_id, PatientID, StudyInstanceUID, Modality, uuid, since, url, bucket, size, license, asked] of cur) {
+      const s: SeriesFacts = {
         collection_id: collection_id!,
         PatientID: PatientID!,
         StudyInstanceUID: StudyInstanceUID!,
@@ -203,10 +206,11 @@ export async function resolveSaved(ctx: AppContext, input: ResolveInput): Promis
           license_short_name: license,
         },
         versions: [],
-      });
-      if (uuids.has(uuid!)) uuidSeries.set(uuid!, { sid: sid!, current: true });
+      };
+      series.set(sid!, s);
+      if (asked === 'true') uuidSeries.set(uuid!, { sid: sid!, s, current: true });
     }
-    for (const [sid, uuid, collection_id, PatientID, StudyInstanceUID, Modality, min, max, url, bucket, size] of old) {
+    for (const [sid, uuid, collection_id, PatientID, StudyInstanceUID, Modality, min, max, url, bucket, size, asked] of old) {
       let s = series.get(sid!);
       if (s === undefined) {
         s = { collection_id: collection_id!, PatientID: PatientID!, StudyInstanceUID: StudyInstanceUID!, Modality, versions: [] };
@@ -220,12 +224,12 @@ export async function resolveSaved(ctx: AppContext, input: ResolveInput): Promis
         aws_bucket: bucket,
         series_size_MB: size === null ? null : Number(size),
       });
-      if (uuids.has(uuid!) && !uuidSeries.has(uuid!)) uuidSeries.set(uuid!, { sid: sid!, current: false });
+      if (asked === 'true' && !uuidSeries.has(uuid!)) uuidSeries.set(uuid!, { sid: sid!, s, current: false });
     }
   }
 
   // 2. UIDs that are no series: studies, in the release or only in prior versions.
-  const studyUids = [...uids].filter((u) => !series.has(u));
+  const studyUids = uids.filter((u) => !series.has(u));
   const studies = new Map<string, { collection_id: string; PatientID: string; current: number; removed: number; last: number | null }>();
   if (studyUids.length > 0) {
     const rows = await packedRows(
@@ -247,27 +251,27 @@ export async function resolveSaved(ctx: AppContext, input: ResolveInput): Promis
   }
 
   const buckets = knownBuckets(ctx);
-  const describe = (l: ResolvedLine, sid: string, s: SeriesFacts) => {
+  // `versions` is left out rather than deleted for a current folder: a deleted property turns an object into a
+  // slow dictionary, which JSON.stringify and the TSV rows then read several times slower.
+  const describe = (l: ResolvedLine, sid: string, s: SeriesFacts, versions: boolean) => {
     l.collection_id = s.collection_id;
     l.PatientID = s.PatientID;
     l.StudyInstanceUID = s.StudyInstanceUID;
     l.SeriesInstanceUID = sid;
     l.Modality = s.Modality;
     if (s.current) l.current = s.current;
-    if (s.versions.length > 0) l.versions = s.versions;
+    if (versions && s.versions.length > 0) l.versions = s.versions;
     if (!s.current) l.last_idc_version = Math.max(...s.versions.map((v) => v.max_idc_version));
   };
   for (const l of out) {
     if (l.kind === 'crdc_series_uuid') {
       const hit = uuidSeries.get(l.id!);
-      const s = hit ? series.get(hit.sid) : undefined;
-      if (!hit || !s) l.message = 'no version of any series of this release or of prior_versions_index has this crdc_series_uuid';
+      if (!hit) l.message = 'no version of any series of this release or of prior_versions_index has this crdc_series_uuid';
       else {
-        describe(l, hit.sid, s);
-        if (hit.current) {
-          l.class = 'current';
-          delete l.versions;
-        } else {
+        const s = hit.s;
+        describe(l, hit.sid, s, !hit.current);
+        if (hit.current) l.class = 'current';
+        else {
           l.named = s.versions.find((v) => v.crdc_series_uuid === l.id);
           l.class = s.current ? 'revised' : 'removed';
         }
@@ -278,10 +282,10 @@ export async function resolveSaved(ctx: AppContext, input: ResolveInput): Promis
       }
     } else if (l.kind === 'DICOM UID') {
       const s = series.get(l.id!);
-      const st = studies.get(l.id!);
+      const st = s ? undefined : studies.get(l.id!);
       if (s) {
         l.kind = 'SeriesInstanceUID';
-        describe(l, l.id!, s);
+        describe(l, l.id!, s, true);
         l.class = s.current ? (s.versions.length > 0 ? 'revised' : 'current') : 'removed';
       } else if (st) {
         l.kind = 'StudyInstanceUID';
