@@ -1,0 +1,208 @@
+// The row count of a /v2 manifest preview (its totalFound) from the cohort
+// index instead of the plan's countSql, where the two are the same number:
+// - /v2 reads the release's index itself (source.ts, kind 'index'), joined to
+//   collections_index one row per collection and to its own totals one row
+//   per series (checked once per release below), so the plan's rows are the
+//   index's rows;
+// - the count is of selected rows (a series key among the fields) or of
+//   distinct patients or studies (the only field), none of them missing;
+// - every filter is a string attribute the index holds as a dictionary, with
+//   ASCII values: filters/v2.ts's stringCondition then selects exactly the
+//   dictionary values whose ASCII-lowered form equals a lowered value, or
+//   matches a '%' pattern (everything else literal: it escapes '_' and '\'),
+//   and the missing value for "None". Lowering changes no non-ASCII
+//   character into ASCII except U+0130 and U+212A: a dictionary holding
+//   either is left to SQL.
+// Those dictionary values become /v3 terms, evaluated by the index's own
+// machinery (evaluate.ts) and counted by bit-totals.ts. Anything else: null,
+// and the caller runs countSql.
+
+import { memo, releaseContext, type AppContext } from '../../context.ts';
+import type { Param } from '../../engine/engine.ts';
+import { lookupFilter } from '../../registry/v2-api.ts';
+import { bitTotals } from '../cohort-index/bit-totals.ts';
+import { countBits } from '../cohort-index/bits.ts';
+import { readyCohortIndex, type CodedColumn, type CohortIndex, type IndexedColumn } from '../cohort-index/build.ts';
+import { selectBits, type FiltersApplied } from '../cohort-index/evaluate.ts';
+import { stringAt, type SortedStrings } from '../cohort-index/identifiers.ts';
+import type { IndexCountable } from './plan.ts';
+import { FROM_INDEX } from './source.ts';
+
+/** How the counts of a release's previews were answered (a test checks the index path is taken). */
+export interface CountStats {
+  index: number;
+  sql: number;
+}
+const stats = new WeakMap<AppContext, CountStats>();
+
+export function v2CountStats(ctx: AppContext): CountStats {
+  let s = stats.get(releaseContext(ctx));
+  if (!s) stats.set(releaseContext(ctx), (s = { index: 0, sql: 0 }));
+  return s;
+}
+
+/** Every character ASCII (the values a filter may have for the index to count it). */
+const isAscii = (v: string) => [...v].every((ch) => ch.charCodeAt(0) < 0x80);
+/** Non-ASCII characters whose lower case is ASCII (İ -> i, Kelvin sign -> k). */
+const LOWERS_TO_ASCII = /[\u0130\u212a]/;
+/** Digits and separators: filters/v2.ts compares these with plain equality, the same as lowered. */
+const CASELESS = /^[0-9.\-: /]*$/;
+
+const asciiLower = (v: string) => v.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+/** A '%' pattern as filters/v2.ts writes it (lower(col) LIKE lower(?) with '_' and '\' escaped): '%' any run, the rest literal. */
+function likeRegex(pattern: string): RegExp {
+  const parts = asciiLower(pattern)
+    .split('%')
+    .map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+  return new RegExp(`^${parts.join('[\\s\\S]*')}$`);
+}
+
+/** Tests a lowered dictionary value against the filter's values (ASCII). */
+function matcher(values: string[]): (lowered: string) => boolean {
+  const exact = new Set(values.filter((v) => !v.includes('%')).map(asciiLower));
+  const likes = values.filter((v) => v.includes('%')).map(likeRegex);
+  return (l) => exact.has(l) || likes.some((re) => re.test(l));
+}
+
+/** Lowered dictionary values of a categorical column (values[code - 1]); null when one could lower into ASCII. */
+const loweredValues = new WeakMap<CodedColumn, string[] | null>();
+function loweredOf(c: CodedColumn): string[] | null {
+  if (loweredValues.has(c)) return loweredValues.get(c)!;
+  const vs = c.values!;
+  const out = vs.some((v) => LOWERS_TO_ASCII.test(v)) ? null : vs.map(asciiLower);
+  loweredValues.set(c, out);
+  return out;
+}
+
+/** Identifier dictionaries larger than this are only looked up, never scanned. */
+const SCAN_LIMIT = 200_000;
+
+/** An identifier dictionary: 'caseless' when every value is digits and separators; else its values by lowered form (small ones); null: SQL. */
+type Folded = 'caseless' | Map<string, string[]> | null;
+const foldedDicts = new WeakMap<SortedStrings, Folded>();
+function foldedOf(d: SortedStrings): Folded {
+  if (foldedDicts.has(d)) return foldedDicts.get(d)!;
+  let caseless = true;
+  for (let i = 0; i < d.bytes.length && caseless; i++) {
+    const b = d.bytes[i]!;
+    caseless = (b >= 0x30 && b <= 0x39) || b === 0x2e || b === 0x2d || b === 0x3a || b === 0x20 || b === 0x2f;
+  }
+  let out: Folded = caseless ? 'caseless' : null;
+  if (!caseless && d.targets.length <= SCAN_LIMIT) {
+    const m = new Map<string, string[]>();
+    for (let i = 0; i < d.targets.length && m !== null; i++) {
+      const v = stringAt(d, i);
+      if (LOWERS_TO_ASCII.test(v)) {
+        m.clear();
+        out = null;
+        break;
+      }
+      const l = asciiLower(v);
+      const list = m.get(l);
+      if (list) list.push(v);
+      else m.set(l, [v]);
+      out = m;
+    }
+  }
+  foldedDicts.set(d, out);
+  return out;
+}
+
+/** The column's values a filter's values select (as exact /v3 terms), null among them for "None"; null when not exactly known here. */
+function termsOf(c: IndexedColumn, values: string[]): (string | null)[] | null {
+  if (!values.every(isAscii)) return null;
+  const none = values.includes('None');
+  if (c.kind === 'coded' && c.values !== null) {
+    const lowered = loweredOf(c);
+    if (!lowered) return null;
+    const hit = matcher(values);
+    const out: (string | null)[] = [];
+    for (let i = 0; i < lowered.length; i++) if (hit(lowered[i]!)) out.push(c.values[i]!);
+    if (none) out.push(null);
+    return out;
+  }
+  const dict = c.kind === 'rows' ? c.dict : c.kind === 'coded' ? c.dict : undefined;
+  // An identifier is never missing in the index: "None" is left to SQL, as are dictionaries it cannot fold.
+  if (!dict || none) return null;
+  const folded = foldedOf(dict);
+  if (folded === null) return null;
+  if (folded === 'caseless') {
+    // No value has a letter: only a value of digits and separators can equal one; a pattern would need a scan.
+    if (values.some((v) => v.includes('%'))) return null;
+    return values.filter((v) => CASELESS.test(v));
+  }
+  const hit = matcher(values);
+  const out: string[] = [];
+  for (const [l, originals] of folded) if (hit(l)) out.push(...originals);
+  return out;
+}
+
+/** The filter set as /v3 terms on the index, or null when one filter cannot be evaluated exactly. */
+function appliedOf(ix: CohortIndex, filters: Record<string, (string | number)[]>): FiltersApplied | null {
+  const terms: Record<string, (string | null)[]> = {};
+  for (const [name, values] of Object.entries(filters)) {
+    const f = lookupFilter(name);
+    if (!f || f.suffix !== null || f.attribute.source !== 'dicom_pivot' || f.attribute.type === 'Categorical Numeric') return null;
+    const column = FROM_INDEX[f.attribute.name];
+    const c = column === undefined ? undefined : ix.columns.get(column);
+    if (!c || c.kind === 'number' || values.some((v) => typeof v !== 'string')) return null;
+    const t = termsOf(c, values as string[]);
+    if (t === null) return null;
+    terms[column!] = t;
+  }
+  return { terms, ranges: {} };
+}
+
+/**
+ * The release's relations keep the index's rows: collection_id unique in
+ * collections_index (a LEFT JOIN adds no row), SeriesInstanceUID unique and
+ * present in the index (the totals join keeps every row once). Checked once.
+ */
+function rowsAreIndexRows(ctx: AppContext): Promise<boolean> {
+  return memo(ctx, 'v2-index-count-rows', async () => {
+    const series = await ctx.engine.one(`SELECT count(*) = count(DISTINCT "SeriesInstanceUID") AS ok FROM "index"`);
+    if (series?.ok !== true) return false;
+    if (!ctx.catalog.tables.includes('collections_index')) return true;
+    const cols = await ctx.engine.one(`SELECT count(*) = count(DISTINCT collection_id) AS ok FROM collections_index`);
+    return cols?.ok === true;
+  });
+}
+
+/** Whether an id array has a row without an entity (id 0): SQL would count it as one more (NULL) group. */
+const missingIds = new WeakMap<Int32Array, boolean>();
+function hasMissing(ids: Int32Array): boolean {
+  let m = missingIds.get(ids);
+  if (m === undefined) {
+    m = ids.includes(0);
+    missingIds.set(ids, m);
+  }
+  return m;
+}
+
+/** The count from the index, or null when it cannot be given exactly (or the index is not ready). */
+export async function indexCount(ctx: AppContext, of: IndexCountable): Promise<number | null> {
+  const ix = readyCohortIndex(ctx);
+  if (!ix) return null;
+  if (of.level === 'patients' && hasMissing(ix.patients)) return null;
+  if (of.level === 'studies' && hasMissing(ix.studies)) return null;
+  const applied = appliedOf(ix, of.filters);
+  if (!applied || !(await rowsAreIndexRows(ctx))) return null;
+  const sel = selectBits(ix, applied);
+  if (sel === null) return null;
+  if (of.level === 'series') return sel === 'all' ? ix.rows : countBits(sel);
+  const totals = sel === 'all' ? ix.all : bitTotals(ix, sel);
+  return of.level === 'patients' ? totals.patients : totals.studies;
+}
+
+/** The manifest's row count: from the index where it can (see above), else by the plan's countSql. */
+export async function manifestCount(ctx: AppContext, plan: { countOf: IndexCountable | null; countSql: string; countParams: Param[] }): Promise<number> {
+  const n = plan.countOf ? await indexCount(ctx, plan.countOf) : null;
+  const s = v2CountStats(ctx);
+  if (n !== null) {
+    s.index++;
+    return n;
+  }
+  s.sql++;
+  return Number((await ctx.engine.one(plan.countSql, plan.countParams))!.n);
+}
