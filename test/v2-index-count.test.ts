@@ -1,10 +1,10 @@
 // The /v2 preview's totalFound from the cohort index (services/v2/index-count.ts)
 // against SQL written here, for random /v2 queries: every string attribute the
 // index holds (categorical ones and identifiers), values as stored, in other
-// casings, as '%' patterns, with a literal '_', "None", unknown values, and
-// filters only SQL answers (descriptions, collections_index's CancerType) mixed
-// in; at the levels the index counts (series keyed, distinct patients, distinct
-// studies) and others. The expected count is the number of distinct field
+// casings, as '%' patterns, with a literal '_', "None", unknown values), the
+// collection-level ones (whole cells of collections_index), and filters only
+// SQL answers (descriptions) mixed in; at the levels the index counts (series
+// keyed, distinct patients, distinct studies) and others. The expected count is the number of distinct field
 // combinations of the selected rows of index LEFT JOIN collections_index, with
 // matching written as regular expressions over lower(): independent of the
 // LIKE the product writes. Queries whose filters are all categorical
@@ -38,10 +38,14 @@ const CATEGORICAL: Record<string, string> = {
   Manufacturer: 'x.Manufacturer',
   ManufacturerModelName: 'x.ManufacturerModelName',
   license_short_name: 'x.license_short_name',
+  // Cells of collections_index (whole cells, not their list items).
+  CancerType: 'c.cancer_types',
+  tcia_species: 'c.species',
+  tcia_tumorLocation: 'c.tumor_locations',
 };
 const IDENTIFIERS: Record<string, string> = { PatientID: 'x.PatientID', StudyInstanceUID: 'x.StudyInstanceUID', SeriesInstanceUID: 'x.SeriesInstanceUID' };
 /** Answered by SQL only (not in the index, or collection cells). */
-const SQL_ONLY: Record<string, string> = { SeriesDescription: 'x.SeriesDescription', CancerType: 'c.cancer_types' };
+const SQL_ONLY: Record<string, string> = { SeriesDescription: 'x.SeriesDescription', StudyDescription: 'x.StudyDescription' };
 const COLUMNS = { ...CATEGORICAL, ...IDENTIFIERS, ...SQL_ONLY };
 
 const FIELD_SETS: string[][] = [

@@ -19,6 +19,7 @@
 
 import { memo, releaseContext, type AppContext } from '../../context.ts';
 import type { Param } from '../../engine/engine.ts';
+import { qi } from '../../registry/tables.ts';
 import { lookupFilter } from '../../registry/v2-api.ts';
 import { bitTotals } from '../cohort-index/bit-totals.ts';
 import { countBits } from '../cohort-index/bits.ts';
@@ -26,7 +27,7 @@ import { readyCohortIndex, type CodedColumn, type CohortIndex, type IndexedColum
 import { selectBits, type FiltersApplied } from '../cohort-index/evaluate.ts';
 import { stringAt, type SortedStrings } from '../cohort-index/identifiers.ts';
 import type { IndexCountable } from './plan.ts';
-import { FROM_INDEX } from './source.ts';
+import { FROM_COLLECTIONS, FROM_INDEX } from './source.ts';
 
 /** How the counts of a release's previews were answered (a test checks the index path is taken). */
 export interface CountStats {
@@ -138,20 +139,72 @@ function termsOf(c: IndexedColumn, values: string[]): (string | null)[] | null {
   return out;
 }
 
+/** collections_index's cells of the collection-level /v2 columns, by collection_id (read once: one row per collection). */
+interface Cells {
+  ids: string[];
+  cells: Map<string, (string | null)[]>;
+}
+function collectionCells(ctx: AppContext): Promise<Cells> {
+  return memo(ctx, 'v2-index-count-cells', async () => {
+    const have = new Set((ctx.catalog.columns.get('collections_index') ?? []).filter((c) => c.type === 'VARCHAR').map((c) => c.name));
+    const cols = Object.values(FROM_COLLECTIONS).filter((c) => have.has(c));
+    const rows = have.has('collection_id') ? await ctx.engine.rows(`SELECT ${['collection_id', ...cols].map(qi).join(', ')} FROM collections_index`) : [];
+    const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
+    return { ids: rows.map((r) => String(r.collection_id)), cells: new Map(cols.map((c) => [c, rows.map((r) => str(r[c]))])) };
+  });
+}
+
+/**
+ * A collection-level filter (a cell of collections_index, LEFT JOINed on
+ * collection_id) as the index's collection_id values it selects; "None" also
+ * selects collections without a row there, and rows without a collection.
+ */
+function collectionTerms(ix: CohortIndex, all: Cells, column: string, values: string[]): (string | null)[] | null {
+  const cells = all.cells.get(column);
+  const ids = ix.columns.get('collection_id');
+  if (!cells || ids?.kind !== 'coded' || ids.values === null || !values.every(isAscii)) return null;
+  if (cells.some((c) => c !== null && LOWERS_TO_ASCII.test(c))) return null;
+  const hit = matcher(values);
+  const none = values.includes('None');
+  const out: (string | null)[] = [];
+  all.ids.forEach((id, k) => {
+    const cell = cells[k]!;
+    if (cell === null ? none : hit(asciiLower(cell))) out.push(id);
+  });
+  if (none) {
+    const listed = new Set(all.ids);
+    out.push(...ids.values.filter((v) => !listed.has(v)), null);
+  }
+  return out;
+}
+
 /** The filter set as /v3 terms on the index, or null when one filter cannot be evaluated exactly. */
-function appliedOf(ix: CohortIndex, filters: Record<string, (string | number)[]>): FiltersApplied | null {
-  const terms: Record<string, (string | null)[]> = {};
+async function appliedOf(ctx: AppContext, ix: CohortIndex, filters: Record<string, (string | number)[]>): Promise<FiltersApplied | null> {
+  // Values each column may take; two filters on one column (collection_id and a collection-level one) intersect.
+  const allowed = new Map<string, Set<string | null>>();
+  const allow = (column: string, t: (string | null)[]) => {
+    const before = allowed.get(column);
+    allowed.set(column, before ? new Set(t.filter((v) => before.has(v))) : new Set(t));
+  };
   for (const [name, values] of Object.entries(filters)) {
     const f = lookupFilter(name);
     if (!f || f.suffix !== null || f.attribute.source !== 'dicom_pivot' || f.attribute.type === 'Categorical Numeric') return null;
+    if (values.some((v) => typeof v !== 'string')) return null;
+    const cellColumn = FROM_COLLECTIONS[f.attribute.name];
+    if (cellColumn !== undefined) {
+      const t = collectionTerms(ix, await collectionCells(ctx), cellColumn, values as string[]);
+      if (t === null) return null;
+      allow('collection_id', t);
+      continue;
+    }
     const column = FROM_INDEX[f.attribute.name];
     const c = column === undefined ? undefined : ix.columns.get(column);
-    if (!c || c.kind === 'number' || values.some((v) => typeof v !== 'string')) return null;
+    if (!c || c.kind === 'number') return null;
     const t = termsOf(c, values as string[]);
     if (t === null) return null;
-    terms[column!] = t;
+    allow(column!, t);
   }
-  return { terms, ranges: {} };
+  return { terms: Object.fromEntries([...allowed].map(([k, v]) => [k, [...v]])), ranges: {} };
 }
 
 /**
@@ -186,7 +239,7 @@ export async function indexCount(ctx: AppContext, of: IndexCountable): Promise<n
   if (!ix) return null;
   if (of.level === 'patients' && hasMissing(ix.patients)) return null;
   if (of.level === 'studies' && hasMissing(ix.studies)) return null;
-  const applied = appliedOf(ix, of.filters);
+  const applied = await appliedOf(ctx, ix, of.filters);
   if (!applied || !(await rowsAreIndexRows(ctx))) return null;
   const sel = selectBits(ix, applied);
   if (sel === null) return null;

@@ -53,7 +53,7 @@ export const FROM_INDEX: Record<string, string> = {
 };
 
 /** dicom_pivot per-collection columns read from collections_index. */
-const FROM_COLLECTIONS: Record<string, string> = {
+export const FROM_COLLECTIONS: Record<string, string> = {
   CancerType: 'cancer_types',
   tcia_species: 'species',
   tcia_tumorLocation: 'tumor_locations',
