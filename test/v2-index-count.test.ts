@@ -15,6 +15,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { request } from 'node:http';
 import { startServer, type TestServer } from './fixture.ts';
 import { pinnedRelease, SKIP_REAL } from './real-releases.ts';
 import { cohortIndex } from '../src/core/services/cohort-index/build.ts';
@@ -77,6 +78,23 @@ function valueSql(name: string, col: string, v: string): string {
     .join('.*');
   parts.push(`regexp_full_match(lower(${col}::VARCHAR), ${lit(`(?s)${re}`)})`);
   return parts.join(' OR ');
+}
+
+/**
+ * POST on a fresh connection: the SQL of the test between two requests can
+ * outlast the server's keep-alive timeout, and a reused connection the server
+ * is closing at that moment fails with ECONNRESET.
+ */
+function postFresh(url: string, body: unknown): Promise<{ status: number; json: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
 }
 
 type Query = { filters: Record<string, string[]>; fields: number; counts: boolean };
@@ -142,8 +160,8 @@ async function check(server: TestServer, runs: number, seed: number): Promise<{ 
     if (direct !== null) assert.equal(direct, want, `index count of ${label}`);
     // And through the HTTP route.
     const before = stats.index;
-    const r = await server.post('/v2/cohorts/manifest/preview', { cohort_def: { name: 't', description: 't', filters: q.filters }, fields, counts: q.counts, page_size: 1 });
-    const j = (await r.json()) as { manifest: { totalFound: number; rowsReturned: number } };
+    const r = await postFresh(`${server.url}/v2/cohorts/manifest/preview`, { cohort_def: { name: 't', description: 't', filters: q.filters }, fields, counts: q.counts, page_size: 1 });
+    const j = r.json as { manifest: { totalFound: number; rowsReturned: number } };
     assert.equal(r.status, 200, `${label}: ${JSON.stringify(j).slice(0, 300)}`);
     assert.equal(j.manifest.totalFound, want, `totalFound of ${label}`);
     assert.equal(j.manifest.rowsReturned, Math.min(1, want), `rows of ${label}`);
