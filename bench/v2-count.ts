@@ -18,6 +18,7 @@ const BODIES: [string, object][] = [
   ['series, Modality CT/MR', { cohort_def: { filters: { Modality: ['ct', 'MR'] } }, fields: ['SeriesInstanceUID', 'Modality'], counts: true, page_size: 100 }],
   ['series, collection nlst', { cohort_def: { filters: { collection_id: ['NLST'] } }, fields: ['SeriesInstanceUID'], page_size: 100 }],
   ['patients, BodyPart chest%', { cohort_def: { filters: { BodyPartExamined: ['chest%'] } }, fields: ['PatientID'], counts: true, page_size: 100 }],
+  ['patients, CancerType %lung% + ct', { cohort_def: { filters: { CancerType: ['%lung%'], Modality: ['ct'] } }, fields: ['PatientID'], page_size: 100 }],
   ['studies, tcga% + CT', { cohort_def: { filters: { collection_id: ['tcga%'], Modality: ['CT'] } }, fields: ['StudyInstanceUID'], counts: true, page_size: 100 }],
 ];
 

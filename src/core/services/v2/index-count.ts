@@ -84,27 +84,26 @@ type Folded = 'caseless' | Map<string, string[]> | null;
 const foldedDicts = new WeakMap<SortedStrings, Folded>();
 function foldedOf(d: SortedStrings): Folded {
   if (foldedDicts.has(d)) return foldedDicts.get(d)!;
+  const bytes = d.bytes;
   let caseless = true;
-  for (let i = 0; i < d.bytes.length && caseless; i++) {
-    const b = d.bytes[i]!;
+  for (let i = 0; i < bytes.length && caseless; i++) {
+    const b = bytes[i]!;
     caseless = (b >= 0x30 && b <= 0x39) || b === 0x2e || b === 0x2d || b === 0x3a || b === 0x20 || b === 0x2f;
   }
-  let out: Folded = caseless ? 'caseless' : null;
-  if (!caseless && d.targets.length <= SCAN_LIMIT) {
+  let out: Folded = null;
+  if (caseless) out = 'caseless';
+  else if (d.targets.length <= SCAN_LIMIT) {
     const m = new Map<string, string[]>();
-    for (let i = 0; i < d.targets.length && m !== null; i++) {
+    let sure = true;
+    for (let i = 0; i < d.targets.length && sure; i++) {
       const v = stringAt(d, i);
-      if (LOWERS_TO_ASCII.test(v)) {
-        m.clear();
-        out = null;
-        break;
-      }
+      sure = !LOWERS_TO_ASCII.test(v);
       const l = asciiLower(v);
       const list = m.get(l);
       if (list) list.push(v);
       else m.set(l, [v]);
-      out = m;
     }
+    out = sure ? m : null;
   }
   foldedDicts.set(d, out);
   return out;
@@ -131,12 +130,16 @@ function termsOf(c: IndexedColumn, values: string[]): (string | null)[] | null {
   if (folded === 'caseless') {
     // No value has a letter: only a value of digits and separators can equal one; a pattern would need a scan.
     if (values.some((v) => v.includes('%'))) return null;
-    return values.filter((v) => CASELESS.test(v));
+    return [...new Set(values.filter((v) => CASELESS.test(v)))];
   }
-  const hit = matcher(values);
   const out: string[] = [];
+  // Exact values by their lowered form; patterns over every value.
+  for (const v of values) if (!v.includes('%')) out.push(...(folded.get(asciiLower(v)) ?? []));
+  const likes = values.filter((v) => v.includes('%'));
+  if (likes.length === 0) return out;
+  const hit = matcher(likes);
   for (const [l, originals] of folded) if (hit(l)) out.push(...originals);
-  return out;
+  return [...new Set(out)];
 }
 
 /** collections_index's cells of the collection-level /v2 columns, by collection_id (read once: one row per collection). */
