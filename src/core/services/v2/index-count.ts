@@ -6,13 +6,16 @@
 //   index's rows;
 // - the count is of selected rows (a series key among the fields) or of
 //   distinct patients or studies (the only field), none of them missing;
-// - every filter is a string attribute the index holds as a dictionary, with
-//   ASCII values: filters/v2.ts's stringCondition then selects exactly the
+// - every filter is a string attribute the index holds as a dictionary (or a
+//   collection-level one, below), with ASCII values: filters/v2.ts's stringCondition then selects exactly the
 //   dictionary values whose ASCII-lowered form equals a lowered value, or
 //   matches a '%' pattern (everything else literal: it escapes '_' and '\'),
 //   and the missing value for "None". Lowering changes no non-ASCII
 //   character into ASCII except U+0130 and U+212A: a dictionary holding
-//   either is left to SQL.
+//   either is left to SQL. A collection-level filter (CancerType,
+//   tcia_species, tcia_tumorLocation) is matched the same way on the whole
+//   cells of collections_index (read once), as the collection_id values it
+//   selects ("None": a missing cell, or no row there).
 // Those dictionary values become /v3 terms, evaluated by the index's own
 // machinery (evaluate.ts) and counted by bit-totals.ts. Anything else: null,
 // and the caller runs countSql.
