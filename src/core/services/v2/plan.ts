@@ -31,6 +31,18 @@ export interface ManifestPlan {
   /** One row, `n`: rows of the whole manifest. */
   countSql: string;
   countParams: Param[];
+  /** What countSql counts where the cohort index may count it too (index-count.ts); null: SQL only. */
+  countOf: IndexCountable | null;
+}
+
+/**
+ * A manifest whose row count is a count of the index's rows (keyed by series)
+ * or of its distinct patients or studies (the only field), over the filter set
+ * as applied: possible only when /v2 reads the index itself.
+ */
+export interface IndexCountable {
+  level: 'series' | 'studies' | 'patients';
+  filters: Record<string, (string | number)[]>;
 }
 
 /** A store URL of one instance: s3:// on both stores (cloud2 through its S3-compatible endpoint); gcs_url keeps gs://. */
@@ -151,6 +163,14 @@ export function planManifest(q: ManifestQuery, rows: V2Rows): ManifestPlan {
     // Instances of the selected series, from the per-series totals.
     countSql = `SELECT coalesce(sum(st.instance_count), 0)::BIGINT AS n FROM ${rows.series} s ${rows.totalsJoin}${whereSql ? ` WHERE ${whereSql.text}` : ''}`;
   } else if (keyed) countSql = `SELECT count(*) AS n ${fromWhere}`;
+  let countOf: IndexCountable | null = null;
+  const distinctFields = new Set(fields.map((f) => f.field.name));
+  if (rows.kind === 'index' && keys.length > 0 && !instanceMode && clinicalFields.length === 0 && bioFields.length === 0) {
+    // Keyed: count(*) of the selected rows. Else one row per distinct value of the only field.
+    const only = distinctFields.size === 1 ? [...distinctFields][0] : null;
+    const level = keyed ? 'series' : only === 'PatientID' ? 'patients' : only === 'StudyInstanceUID' ? 'studies' : null;
+    if (level) countOf = { level, filters: compiled.echo };
+  }
   const order = keys.length ? ` ORDER BY ${keys.map((k) => `${qi(k)} ASC NULLS FIRST`).join(', ')}` : '';
   return {
     granularity: gran.level,
@@ -161,6 +181,7 @@ export function planManifest(q: ManifestQuery, rows: V2Rows): ManifestPlan {
     unordered: text,
     countSql,
     countParams: keys.length === 0 ? [] : params,
+    countOf,
   };
 }
 

@@ -29,7 +29,7 @@ export interface V2Rows {
 }
 
 /** dicom_pivot per-series columns read from the index, by their name there. */
-const FROM_INDEX: Record<string, string> = {
+export const FROM_INDEX: Record<string, string> = {
   analysis_results_id: 'analysis_result_id',
   aws_bucket: 'aws_bucket',
   BodyPartExamined: 'BodyPartExamined',
@@ -53,7 +53,7 @@ const FROM_INDEX: Record<string, string> = {
 };
 
 /** dicom_pivot per-collection columns read from collections_index. */
-const FROM_COLLECTIONS: Record<string, string> = {
+export const FROM_COLLECTIONS: Record<string, string> = {
   CancerType: 'cancer_types',
   tcia_species: 'species',
   tcia_tumorLocation: 'tumor_locations',
