@@ -5,12 +5,21 @@
 // an attribute's own selection does not narrow its own counts). Entities
 // (patients, studies, series) are counted once per value by remembering the
 // last entity counted, so each entity's rows must be adjacent in the order
-// walked (table.ts guarantees it).
+// walked (table.ts guarantees it). Clauses mark rows without branching on
+// each row's outcome (a filter's outcome is close to random from row to row,
+// which a branch mispredicts), and a row after a row in the cohort of the same
+// entity walks only the slots it changes (repeats.ts).
 
 import type { CountMode, FacetTable, RangeColumn } from './table.ts';
 import type { Totals } from '../cohort-index/totals.ts';
+import { repeatsOf } from './repeats.ts';
+import { extremes, type Counted } from './extremes.ts';
 
-/** A filter clause over the table: `rejects` marks the rows it does not select. */
+/**
+ * A filter clause over the table: `rejects(fail, which, k)` adds 1 to
+ * fail[row] for each row it does not select, and XORs k into which[row]
+ * (so where fail is 1, which holds the index of the one rejecting clause).
+ */
 export interface Clause {
   attribute: string;
   /** Facet slot of the attribute, or -1 (identifiers). */
@@ -26,10 +35,9 @@ export function termClause(t: FacetTable, attribute: string, slot: number, accep
     rejects: (fail, which, k) => {
       const { codes, width, rows } = t;
       for (let r = 0, i = slot; r < rows; r++, i += width) {
-        if (accepted[codes[i]!] !== 1) {
-          fail[r]!++;
-          which[r] = k;
-        }
+        const no = accepted[codes[i]!]! ^ 1;
+        fail[r]! += no;
+        which[r]! ^= k & -no;
       }
     },
   };
@@ -45,10 +53,9 @@ export function rangeClause(c: RangeColumn, lo: number, hi: number): Clause {
       for (let r = 0; r < v.length; r++) {
         const x = v[r]!;
         // NaN (missing) fails both comparisons, as NULL does in SQL.
-        if (!(x >= lo && x <= hi)) {
-          fail[r]!++;
-          which[r] = k;
-        }
+        const no = (+(x >= lo) & +(x <= hi)) ^ 1;
+        fail[r]! += no;
+        which[r]! ^= k & -no;
       }
     },
   };
@@ -61,10 +68,9 @@ export function rowsClause(attribute: string, selected: Uint8Array): Clause {
     slot: -1,
     rejects: (fail, which, k) => {
       for (let r = 0; r < selected.length; r++) {
-        if (selected[r] !== 1) {
-          fail[r]!++;
-          which[r] = k;
-        }
+        const no = selected[r]! ^ 1;
+        fail[r]! += no;
+        which[r]! ^= k & -no;
       }
     },
   };
@@ -111,34 +117,52 @@ export function countPass(t: FacetTable, clauses: Clause[], slots: number[], mod
   const flast = new Int32Array(offsets[width]!);
   const clauseSlot = Int32Array.from(clauses, (c) => (c.slot >= 0 && wanted[c.slot] === 1 ? c.slot : -1));
 
-  // Extremes of the range slots wanted, over the rows counted for them (NaN, missing, never compares).
-  const rangeSlots: number[] = [];
-  const rangeValues: Float64Array[] = [];
-  for (const c of t.columns.values()) {
-    if (c.kind === 'range' && wanted[c.slot] === 1) {
-      rangeSlots.push(c.slot);
-      rangeValues.push(c.values);
-    }
-  }
-  const nRange = rangeSlots.length;
-  const lo = new Float64Array(nRange).fill(Infinity);
-  const hi = new Float64Array(nRange).fill(-Infinity);
-  const rangeIndex = new Int32Array(width).fill(-1);
-  rangeSlots.forEach((s, k) => (rangeIndex[s] = k));
-
   const entity = t.entities[mode];
   const ids = entity.ids;
   const order = entity.order;
   const nWant = want.length;
   const wantOffset = Int32Array.from(want, (s) => offsets[s]!);
   const nOwn = ownSlots.length;
+  const rep = repeatsOf(t, mode);
+  let wantMask = 0;
+  for (const s of want) wantMask |= 1 << s;
+  let ownMask = 0;
+  for (const s of own) ownMask |= 1 << s;
+  // Whether the row walked just before was in the cohort (counted for every slot).
+  let prevIn = false;
   for (let i = 0; i < rows; i++) {
     const r = order === null ? i : order[i]!;
     const f = fail[r]!;
-    if (f > 1) continue;
     const e = ids === null ? r + 1 : ids[r]!;
-    if (e === 0) continue; // no entity: not counted, as count(DISTINCT) skips NULL
+    // e === 0: no entity, not counted, as count(DISTINCT) skips NULL.
+    if (f > 1 || e === 0) {
+      prevIn = false;
+      continue;
+    }
     const base = r * width;
+    if (f === 0 && rep !== null) {
+      // After a row in the cohort, a slot repeating its code is already counted for this entity.
+      const fresh = prevIn ? ~rep[i]! : -1;
+      prevIn = true;
+      for (let m = fresh & wantMask; m !== 0; m &= m - 1) {
+        const s = 31 - Math.clz32(m & -m);
+        const x = offsets[s]! + codes[base + s]!;
+        if (last[x] !== e) {
+          last[x] = e;
+          counts[x]!++;
+        }
+      }
+      for (let m = fresh & ownMask; m !== 0; m &= m - 1) {
+        const s = 31 - Math.clz32(m & -m);
+        const x = offsets[s]! + codes[base + s]!;
+        if (flast[x] !== e) {
+          flast[x] = e;
+          fcounts[x]!++;
+        }
+      }
+      continue;
+    }
+    prevIn = false;
     if (f === 0) {
       if (ids === null) {
         // Every row its own entity (series): nothing to count twice.
@@ -160,11 +184,6 @@ export function countPass(t: FacetTable, clauses: Clause[], slots: number[], mod
           fcounts[x]!++;
         }
       }
-      for (let k = 0; k < nRange; k++) {
-        const x = rangeValues[k]![r]!;
-        if (x < lo[k]!) lo[k] = x;
-        if (x > hi[k]!) hi[k] = x;
-      }
     } else {
       const s = clauseSlot[which[r]!]!;
       if (s < 0) continue;
@@ -173,23 +192,18 @@ export function countPass(t: FacetTable, clauses: Clause[], slots: number[], mod
         last[x] = e;
         counts[x]!++;
       }
-      const k = rangeIndex[s]!;
-      if (k >= 0) {
-        const x = rangeValues[k]![r]!;
-        if (x < lo[k]!) lo[k] = x;
-        if (x > hi[k]!) hi[k] = x;
-      }
     }
   }
 
+  // Extremes of the range slots wanted, over the rows counted for them (extremes.ts).
   const min = new Float64Array(width).fill(NaN);
   const max = new Float64Array(width).fill(NaN);
-  rangeSlots.forEach((s, k) => {
-    if (lo[k]! <= hi[k]!) {
-      min[s] = lo[k]!;
-      max[s] = hi[k]!;
+  const counted: Counted = { fail, which, clauseSlot, entity };
+  for (const c of t.columns.values()) {
+    if (c.kind === 'range' && wanted[c.slot] === 1) {
+      [min[c.slot], max[c.slot]] = extremes(t, c, counts.subarray(offsets[c.slot]!, offsets[c.slot + 1]!), counted);
     }
-  });
+  }
   const ownSet = new Set(own);
   return {
     counts: Array.from({ length: width }, (_, s) => counts.subarray(offsets[s]!, offsets[s + 1]!)),
