@@ -26,6 +26,11 @@ function lowerBound(sorted: Float64Array, x: number, strict: boolean): number {
   return lo;
 }
 
+/** The order if it was built already (nothing is built here). */
+export function builtRangeOrder(values: Float64Array): RangeOrder | undefined {
+  return built.get(values);
+}
+
 export function rangeOrderOf(values: Float64Array): RangeOrder {
   let o = built.get(values);
   if (o) return o;

@@ -12,7 +12,8 @@
 
 import type { CountMode, FacetTable, RangeColumn } from './table.ts';
 import type { Totals } from '../cohort-index/totals.ts';
-import { repeatsOf } from './repeats.ts';
+import { builtRepeats, repeatsOf } from './repeats.ts';
+import { buildSoon } from './build-soon.ts';
 import { extremes, type Counted } from './extremes.ts';
 
 /**
@@ -123,7 +124,12 @@ export function countPass(t: FacetTable, clauses: Clause[], slots: number[], mod
   const nWant = want.length;
   const wantOffset = Int32Array.from(want, (s) => offsets[s]!);
   const nOwn = ownSlots.length;
-  const rep = repeatsOf(t, mode);
+  // Built after the first pass of the mode rather than in it (a first pass without them walks every slot, as exactly).
+  let rep = builtRepeats(t, mode);
+  if (rep === undefined) {
+    buildSoon(entity, () => repeatsOf(t, mode));
+    rep = null;
+  }
   let wantMask = 0;
   for (const s of want) wantMask |= 1 << s;
   let ownMask = 0;

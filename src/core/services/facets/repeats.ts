@@ -11,6 +11,11 @@ import type { CountMode, FacetTable } from './table.ts';
 
 const built = new WeakMap<FacetTable, Map<CountMode, Uint16Array | Uint32Array | null>>();
 
+/** The masks of the mode if they were built already (undefined: not yet; nothing is built here). */
+export function builtRepeats(t: FacetTable, mode: CountMode): Uint16Array | Uint32Array | null | undefined {
+  return built.get(t)?.get(mode);
+}
+
 /**
  * Per position i of the mode's walk order: bit s is set when the row at i
  * belongs to the same entity as the row at i - 1 and holds the same code in
