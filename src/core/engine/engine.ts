@@ -15,7 +15,7 @@ import { Pool, slots, type BudgetStats, type Lease } from './budget.ts';
 import { checkCallerSqlText } from './guard.ts';
 import { hardenedConfig } from './hardened-config.ts';
 import { jsonConverter, type JsonValue } from './json.ts';
-import { CallerSqlResult, SqlWorkers, type SqlWorkersOptions } from './sql-workers.ts';
+import { CallerSqlResult, SqlWorkers, engineClosed, type SqlWorkersOptions } from './sql-workers.ts';
 import { SERVER_FAULT } from './sql-sandbox.ts';
 import { DeadlineReached, currentWork, deadline } from './work.ts';
 
@@ -215,7 +215,7 @@ export class Engine {
    * that ignores the interrupt; the connection goes back only once it is free.
    */
   private async onConnection<T>(opts: RunOptions, fn: (c: DuckDBConnection, signal: AbortSignal) => Promise<T>): Promise<T> {
-    if (this.closed) throw cancelled('The engine is closed: the service is shutting down.');
+    if (this.closed) throw engineClosed();
     const work = currentWork();
     const parent = opts.signal ?? work?.signal;
     // Several releases: one admission across their engines, then a connection of this one (free by then).
@@ -368,7 +368,7 @@ export class Engine {
    */
   async callerSql(sql: string, maxRows: number, opts: { signal?: AbortSignal; maxBytes?: number } = {}): Promise<CallerSqlResult> {
     checkCallerSqlText(sql);
-    if (this.closed) throw cancelled('The engine is closed: the service is shutting down.');
+    if (this.closed) throw engineClosed();
     const signal = opts.signal ?? currentWork()?.signal;
     const admitted = this.admission ? await this.admission.sql.acquire(signal) : null;
     try {
@@ -397,7 +397,7 @@ export class Engine {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.closing.abort(cancelled('The engine is closed: the service is shutting down.'));
+    this.closing.abort(engineClosed());
     this.sql.close();
     this.exports.close();
     this.facets.close();

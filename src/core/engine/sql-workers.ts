@@ -31,6 +31,9 @@ import type { FromWorker, WorkerResult, WorkerSetup } from './sql-worker.ts';
 import type { JsonValue } from './json.ts';
 import { makeWorkerTempDir } from './worker-temp.ts';
 
+/** What work given to a closed engine (or caught by its close) is answered. */
+export const engineClosed = () => cancelled('The engine is closed: the service is shutting down.');
+
 export interface SqlWorkersOptions {
   path: string;
   workers: number;
@@ -175,7 +178,7 @@ export class SqlWorkers {
 
   /** The worker's process, started when it has none (for the request `requestId`, named in operator logs). */
   private ensure(w: Worker, requestId?: string): Promise<void> {
-    if (this.closed) return Promise.reject(cancelled('The engine is closed: the service is shutting down.'));
+    if (this.closed) return Promise.reject(engineClosed());
     if (w.ready) return w.ready;
     const { command, args } = this.setup(w);
     w.killed = false;
@@ -241,7 +244,7 @@ export class SqlWorkers {
     w.tempDir = null;
     if (this.closed) {
       // A job it still held (one that raced close()) is answered now, not at its deadline.
-      w.job?.finish(null, cancelled('The engine is closed: the service is shutting down.'));
+      w.job?.finish(null, engineClosed());
       return;
     }
     if (w.idleStop) return;
@@ -292,7 +295,7 @@ export class SqlWorkers {
     try {
       await this.ensure(w, currentWork()?.requestId);
       // Closed while its worker started: the worker is being killed, and a job given to it now would wait for its deadline.
-      if (this.closed) throw cancelled('The engine is closed: the service is shutting down.');
+      if (this.closed) throw engineClosed();
     } catch (e) {
       lease.release();
       throw e;
@@ -363,7 +366,7 @@ export class SqlWorkers {
   close(): void {
     this.closed = true;
     this.pool.close();
-    for (const w of this.pool.all()) w.job?.finish(null, cancelled('The engine is closed: the service is shutting down.'));
+    for (const w of this.pool.all()) w.job?.finish(null, engineClosed());
     this.abandon();
   }
 
