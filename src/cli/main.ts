@@ -233,7 +233,7 @@ function releaseOptions(cmd: Command, withEnv: boolean): Command {
       ? 'real release: a version such as 25.0.5, or latest (fetched and built when not in the cache); several separated by commas (25.0.5,24.2.2) are served together, each request naming one (default the newest)'
       : 'real release: a version such as 25.0.5, or latest (fetched and built when not in the cache)',
   );
-  const src = new Option('--source <source>', 'where to fetch the release: gcs (public bucket, default), github (release assets) or pypi (the wheel: core tables only)');
+  const src = new Option('--source <source>', 'where to fetch the release: gcs (public bucket, default), github (release assets) or pypi (the wheel: core tables only; --tables clinical adds the clinical tables from the metadata bucket)');
   return cmd
     .addOption(withEnv ? rel.env('IDQS_RELEASE') : rel)
     .addOption(withEnv ? src.env('IDQS_RELEASE_SOURCE') : src)
@@ -370,7 +370,8 @@ releaseOptions(fetchCmd, false)
 Sources (base URLs replaced by --mirror, or IDQS_RELEASE_GCS_URL, IDQS_RELEASE_GITHUB_URL, IDQS_PYPI_INDEX / PIP_INDEX_URL):
   gcs     <base>/<release>/release_artifacts/<file> (latest: current/), every table with .sha256, _schema.json, .sql
   github  <base>/<release>/<file>, the release assets of idc-index-data
-  pypi    the idc-index-data wheel of that version on a simple index: the five core tables only
+  pypi    the idc-index-data wheel of that version on a simple index: the five core tables (with
+          --tables clinical, the clinical tables from the metadata bucket, into the same folder)
 Clinical tables (--tables all, or clinical): s3://idc-open-metadata/bigquery_export/idc_v<N>_clinical/<table>/*.parquet,
   read anonymously (IDQS_METADATA_S3_ENDPOINT, IDQS_METADATA_BUCKET for a mirror); a table that cannot be fetched is named.
 
