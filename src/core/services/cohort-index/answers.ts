@@ -6,8 +6,8 @@
 import { LRUCache } from 'lru-cache';
 import type { CohortIndex } from './build.ts';
 import { bitTotals } from './bit-totals.ts';
-import { wordsFor } from './bits.ts';
-import { selectBits, type FiltersApplied } from './evaluate.ts';
+import { summaryFor, wordsFor } from './bits.ts';
+import { selectSparse, type FiltersApplied, type SparseScratch } from './evaluate.ts';
 import type { Totals } from './totals.ts';
 
 /** The filter as applied, in a canonical order: attribute names and term values sorted. */
@@ -32,8 +32,9 @@ const KEPT = 5000;
 
 interface State {
   answers: LRUCache<string, Totals>;
-  /** The bits of a selection, reused: the counting below is synchronous, so one buffer serves every request. */
+  /** The bits of a selection and its live words, reused: the counting below is synchronous, so one set of buffers serves every request. */
   scratch: Uint32Array;
+  sparse: SparseScratch;
 }
 const states = new WeakMap<CohortIndex, State>();
 
@@ -41,15 +42,16 @@ const states = new WeakMap<CohortIndex, State>();
 export function indexTotals(ix: CohortIndex, applied: FiltersApplied): Totals | null {
   let st = states.get(ix);
   if (!st) {
-    st = { answers: new LRUCache({ max: KEPT }), scratch: new Uint32Array(wordsFor(ix.rows)) };
+    const words = wordsFor(ix.rows);
+    st = { answers: new LRUCache({ max: KEPT }), scratch: new Uint32Array(words), sparse: { words: new Uint32Array(words), summary: new Uint32Array(summaryFor(words)) } };
     states.set(ix, st);
   }
   const key = canonical(applied);
   const kept = st.answers.get(key);
   if (kept) return kept;
-  const sel = selectBits(ix, applied, st.scratch);
+  const sel = selectSparse(ix, applied, st.scratch, st.sparse);
   if (sel === null) return null;
-  const totals = sel === 'all' ? ix.all : bitTotals(ix, sel);
+  const totals = sel === 'all' ? ix.all : bitTotals(ix, sel.bits, sel.live);
   st.answers.set(key, totals);
   return totals;
 }

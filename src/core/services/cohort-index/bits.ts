@@ -19,19 +19,67 @@ export function countBits(bits: Uint32Array): number {
   return n;
 }
 
-/** Set the bits of these rows. */
-export function setRows(bits: Uint32Array, rows: ArrayLike<number>): void {
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i]!;
-    bits[r >>> 5]! |= 1 << (r & 31);
+/**
+ * The words of rows a..b (inclusive): bits a % 32 .. 31 of the first word, 0 .. b % 32 of the last.
+ * Rows of a list often follow one another (a study's series, a collection's rows): a run is set or
+ * cleared a word at a time rather than row by row.
+ */
+function spanMask(a: number, b: number): number {
+  return (-1 << (a & 31)) & (-1 >>> (31 - (b & 31)));
+}
+
+/** Set the bits of rows a..b (inclusive). `summary`, when given, gets the bit of every word written (see liveWords). */
+export function setSpan(bits: Uint32Array, a: number, b: number, summary: Uint32Array | null = null): void {
+  const wa = a >>> 5;
+  const wb = b >>> 5;
+  if (wa === wb) bits[wa]! |= spanMask(a, b);
+  else {
+    bits[wa]! |= spanMask(a, 31);
+    bits.fill(0xffffffff, wa + 1, wb);
+    bits[wb]! |= spanMask(0, b);
+  }
+  if (summary !== null) for (let w = wa; w <= wb; w++) summary[w >>> 5]! |= 1 << (w & 31);
+}
+
+/**
+ * Set the bits of these rows (ascending runs of adjacent rows are set a word at a time). `summary`, when
+ * given, gets the bit of every word written (see liveWords).
+ */
+export function setRows(bits: Uint32Array, rows: ArrayLike<number>, summary: Uint32Array | null = null): void {
+  const n = rows.length;
+  for (let i = 0; i < n; ) {
+    const a = rows[i++]!;
+    let b = a;
+    while (i < n && rows[i] === b + 1) b = rows[i++]!;
+    const wa = a >>> 5;
+    const wb = b >>> 5;
+    if (a === b) bits[wa]! |= 1 << (a & 31);
+    else if (wa === wb) bits[wa]! |= spanMask(a, b);
+    else {
+      bits[wa]! |= spanMask(a, 31);
+      for (let w = wa + 1; w < wb; w++) bits[w] = 0xffffffff;
+      bits[wb]! |= spanMask(0, b);
+    }
+    if (summary !== null) for (let w = wa; w <= wb; w++) summary[w >>> 5]! |= 1 << (w & 31);
   }
 }
 
-/** Clear the bits of these rows. */
+/** Clear the bits of these rows (as setRows). */
 export function clearRows(bits: Uint32Array, rows: ArrayLike<number>): void {
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i]!;
-    bits[r >>> 5]! &= ~(1 << (r & 31));
+  const n = rows.length;
+  for (let i = 0; i < n; ) {
+    const a = rows[i++]!;
+    let b = a;
+    while (i < n && rows[i] === b + 1) b = rows[i++]!;
+    const wa = a >>> 5;
+    const wb = b >>> 5;
+    if (a === b) bits[wa]! &= ~(1 << (a & 31));
+    else if (wa === wb) bits[wa]! &= ~spanMask(a, b);
+    else {
+      bits[wa]! &= ~spanMask(a, 31);
+      for (let w = wa + 1; w < wb; w++) bits[w] = 0;
+      bits[wb]! &= ~spanMask(0, b);
+    }
   }
 }
 
@@ -41,10 +89,27 @@ export function fillRows(bits: Uint32Array, n: number): void {
   if ((n & 31) !== 0) bits[n >>> 5] = (1 << (n & 31)) - 1;
 }
 
-/** Words not zero. */
-export function countWords(bits: Uint32Array): number {
+/** Words of the summary of a bitset of `words` words: one bit per word. */
+export const summaryFor = (words: number): number => (words + 31) >>> 5;
+
+/**
+ * The words of `bits` that may hold a set bit, ascending, into `into`; returns how many. From `summary`
+ * when given (a bit per word, set for every word written since it was cleared: a superset of the
+ * words not zero, read in a pass over 1/32 of the words), else the words not zero, from a pass over all.
+ */
+export function liveWords(bits: Uint32Array, summary: Uint32Array | null, into: Uint32Array): number {
   let k = 0;
-  for (let w = 0; w < bits.length; w++) k += +(bits[w] !== 0);
+  if (summary === null) {
+    for (let w = 0; w < bits.length; w++) if (bits[w] !== 0) into[k++] = w;
+    return k;
+  }
+  for (let i = 0; i < summary.length; i++) {
+    for (let x = summary[i]!, base = i << 5; x !== 0; ) {
+      const low = x & -x;
+      x ^= low;
+      into[k++] = base + 31 - Math.clz32(low);
+    }
+  }
   return k;
 }
 

@@ -7,7 +7,7 @@
 // more-clauses.ts. Each clause is one kind of Clause (clausesOf) and turns
 // into bits through clauseBits / narrowBits. The most selective clause (known
 // exactly for terms from the codes' frequencies) sets the bits first; the
-// others only test the words it set. A union (any_of) ORs the bits of its
+// others only test the rows it set. A union (any_of) ORs the bits of its
 // members and ANDs them with those of the filter's own clauses.
 
 import type { CompiledFilter } from '../../filters/v3.ts';
@@ -15,8 +15,9 @@ import type { RangeColumn } from '../facets/table.ts';
 import type { CodedColumn, CohortIndex } from './build.ts';
 import { ATTRIBUTE_BY_NAME } from '../../registry/attributes.ts';
 import { findString } from './identifiers.ts';
+import { frequentValue, valueBits } from './value-bits.ts';
 import { allTermsClause, collectionClause, withMissingClause } from './more-clauses.ts';
-import { clearRows, countBits, countWords, fillRows, rowsOfBits, setRows, wordsFor } from './bits.ts';
+import { clearRows, countBits, fillRows, liveWords, rowsOfBits, setRows, setSpan, wordsFor } from './bits.ts';
 import { postingsOf, rowsOfCodes } from './postings.ts';
 import { rangeOrderOf, rangeSpan, type RangeOrder } from './range-order.ts';
 
@@ -153,41 +154,74 @@ function clausesOf(ix: CohortIndex, applied: Conjunction): Clause[] | null {
   return out.sort((a, b) => a.estimate - b.estimate);
 }
 
-/** Rows (of n) of a coded clause in each word; `narrow`: only words already set, ANDed (a later clause). */
-function codeWords(codes: Uint16Array | Uint32Array, accepted: Uint8Array, n: number, bits: Uint32Array, narrow: boolean): void {
+/**
+ * Rows (of n) of a coded clause in each word; `narrow`: only words already set, ANDed (a later clause),
+ * those of `live` (the words that may be set, ascending: Sparse) when it is known.
+ */
+function codeWords(codes: Uint16Array | Uint32Array, accepted: Uint8Array, n: number, bits: Uint32Array, narrow: boolean, live: Sparse | null): void {
+  if (narrow) {
+    // Only the rows still selected are tested: a word of a narrow selection holds a few of its 32.
+    for (let i = 0, m = live === null ? bits.length : live.n; i < m; i++) {
+      const w = live === null ? i : live.words[i]!;
+      let y = bits[w]!;
+      if (y === 0) continue;
+      let x = 0;
+      for (const base = w << 5; y !== 0; ) {
+        const low = y & -y;
+        y ^= low;
+        if (accepted[codes[base + 31 - Math.clz32(low)]!] === 1) x |= low;
+      }
+      bits[w] = x;
+    }
+    return;
+  }
   const full = n >>> 5;
   for (let w = 0; w < full; w++) {
-    if (narrow && bits[w] === 0) continue;
     let x = 0;
     for (let j = 0, r = w << 5; j < 32; j++, r++) x |= accepted[codes[r]!]! << j;
-    bits[w] = narrow ? bits[w]! & x : x;
+    bits[w] = x;
   }
-  if (full << 5 < n && !(narrow && bits[full] === 0)) {
+  if (full << 5 < n) {
     let x = 0;
     for (let r = full << 5; r < n; r++) x |= accepted[codes[r]!]! << (r & 31);
-    bits[full] = narrow ? bits[full]! & x : x;
+    bits[full] = x;
   }
 }
 
 /** The same for a range clause. NaN (missing) fails both comparisons, as NULL does in SQL. */
-function rangeWords(values: Float64Array, lo: number, hi: number, n: number, bits: Uint32Array, narrow: boolean): void {
+function rangeWords(values: Float64Array, lo: number, hi: number, n: number, bits: Uint32Array, narrow: boolean, live: Sparse | null): void {
+  if (narrow) {
+    for (let i = 0, m = live === null ? bits.length : live.n; i < m; i++) {
+      const w = live === null ? i : live.words[i]!;
+      let y = bits[w]!;
+      if (y === 0) continue;
+      let x = 0;
+      for (const base = w << 5; y !== 0; ) {
+        const low = y & -y;
+        y ^= low;
+        const v = values[base + 31 - Math.clz32(low)]!;
+        if (v >= lo && v <= hi) x |= low;
+      }
+      bits[w] = x;
+    }
+    return;
+  }
   const full = n >>> 5;
   for (let w = 0; w < full; w++) {
-    if (narrow && bits[w] === 0) continue;
     let x = 0;
     for (let j = 0, r = w << 5; j < 32; j++, r++) {
       const v = values[r]!;
       x |= (+(v >= lo) & +(v <= hi)) << j;
     }
-    bits[w] = narrow ? bits[w]! & x : x;
+    bits[w] = x;
   }
-  if (full << 5 < n && !(narrow && bits[full] === 0)) {
+  if (full << 5 < n) {
     let x = 0;
     for (let r = full << 5; r < n; r++) {
       const v = values[r]!;
       x |= (+(v >= lo) & +(v <= hi)) << (r & 31);
     }
-    bits[full] = narrow ? bits[full]! & x : x;
+    bits[full] = x;
   }
 }
 
@@ -206,62 +240,130 @@ function directCost(ix: CohortIndex, c: Clause): number {
 /** A term clause's postings are read instead of every row's code when it touches under 1 / POSTINGS_SHARE of the rows. */
 const POSTINGS_SHARE = 2;
 
-/** The rows of a clause into every word of `bits`, from lists of rows (see directCost). */
-function directBits(ix: CohortIndex, c: Clause, bits: Uint32Array): void {
+/**
+ * The rows of a clause into every word of `bits`, from lists of rows (see directCost). When the clause's
+ * rows are set on cleared bits, `summary` (cleared here) gets the words written and true is returned.
+ */
+function directBits(ix: CohortIndex, c: Clause, bits: Uint32Array, summary: Uint32Array | null): boolean {
   const n = ix.rows;
+  summary?.fill(0);
   if (c.kind === 'rows') {
     bits.fill(0);
-    setRows(bits, c.rows);
-  } else if (c.kind === 'number') {
+    setRows(bits, c.rows, summary);
+    return true;
+  }
+  if (c.kind === 'number') {
     const { rows } = c.order;
     if ((c.to - c.from) * 2 <= n) {
       bits.fill(0);
-      setRows(bits, rows.subarray(c.from, c.to));
-    } else {
-      // Nearly every row: all, less those outside the range (missing values included).
-      fillRows(bits, n);
-      clearRows(bits, rows.subarray(0, c.from));
-      clearRows(bits, rows.subarray(c.to));
+      setRows(bits, rows.subarray(c.from, c.to), summary);
+      return true;
     }
-  } else {
-    const { start, rows } = postingsOf(c.column);
-    if (c.estimate * 2 <= n) {
-      bits.fill(0);
-      for (const code of c.list) setRows(bits, rows.subarray(start[code]!, start[code + 1]!));
-    } else {
-      fillRows(bits, n);
-      for (let code = 0; code + 1 < start.length; code++) if (c.accepted[code] !== 1) clearRows(bits, rows.subarray(start[code]!, start[code + 1]!));
-    }
+    // Nearly every row: all, less those outside the range (missing values included).
+    fillRows(bits, n);
+    clearRows(bits, rows.subarray(0, c.from));
+    clearRows(bits, rows.subarray(c.to));
+    return false;
   }
+  const { start, rows } = postingsOf(c.column);
+  if (c.estimate * 2 <= n) {
+    bits.fill(0);
+    for (const code of c.list) {
+      // A value's rows ascend: one whose rows are adjacent (a collection's, in manifest order) is a span, set a word at a time unread.
+      const a = start[code]!;
+      const b = start[code + 1]!;
+      if (b > a && rows[b - 1]! - rows[a]! === b - 1 - a) setSpan(bits, rows[a]!, rows[b - 1]!, summary);
+      else setRows(bits, rows.subarray(a, b), summary);
+    }
+    return true;
+  }
+  fillRows(bits, n);
+  for (let code = 0; code + 1 < start.length; code++) if (c.accepted[code] !== 1) clearRows(bits, rows.subarray(start[code]!, start[code + 1]!));
+  return false;
 }
 
-/** The rows of a clause by testing each row's value; `narrow`: only the words already set, ANDed. */
-function scanBits(ix: CohortIndex, c: Exclude<Clause, { kind: 'rows' }>, bits: Uint32Array, narrow: boolean): void {
-  if (c.kind === 'coded') codeWords(c.codes, c.accepted, ix.rows, bits, narrow);
-  else rangeWords(c.values, c.lo, c.hi, ix.rows, bits, narrow);
+/** At most this many values of a term clause are read from their bitsets (value-bits.ts); more are tested row by row. */
+const VALUE_SETS = 4;
+
+/** The bitsets of a term clause's values when every one is frequent (value-bits.ts), else null. */
+function valueSets(ix: CohortIndex, c: Clause): Uint32Array[] | null {
+  if (c.kind !== 'coded' || c.list.length > VALUE_SETS) return null;
+  for (const code of c.list) if (!frequentValue(c.column, code, ix.rows)) return null;
+  return c.list.map((code) => valueBits(c.column, code, ix.rows));
 }
 
-/** The rows of a clause, into every word of `bits`. */
-function clauseBits(ix: CohortIndex, c: Clause, bits: Uint32Array): void {
-  if (c.kind === 'rows' || directCost(ix, c) < ix.rows) directBits(ix, c, bits);
-  else scanBits(ix, c, bits, false);
+/** The rows of a clause by testing each row's value; `narrow`: only the words already set (those of `live` when known), ANDed. */
+function scanBits(ix: CohortIndex, c: Exclude<Clause, { kind: 'rows' }>, bits: Uint32Array, narrow: boolean, live: Sparse | null): void {
+  if (c.kind === 'coded') codeWords(c.codes, c.accepted, ix.rows, bits, narrow, live);
+  else rangeWords(c.values, c.lo, c.hi, ix.rows, bits, narrow, live);
 }
 
-/** Keep the rows of `bits` the clause also selects (in place); `live`: the words of `bits` not zero. */
-function narrowBits(ix: CohortIndex, bits: Uint32Array, c: Clause, live: number): void {
+/** The rows of a clause, into every word of `bits`; true when `summary` holds the words written (see directBits). */
+function clauseBits(ix: CohortIndex, c: Clause, bits: Uint32Array, summary: Uint32Array | null): boolean {
+  const sets = valueSets(ix, c);
+  // Frequent values: their bitsets ORed, a pass over the words, when that is cheaper than setting their rows.
+  if (sets !== null && sets.length * bits.length < directCost(ix, c)) {
+    bits.set(sets[0]!);
+    for (let k = 1; k < sets.length; k++) {
+      const other = sets[k]!;
+      for (let w = 0; w < bits.length; w++) bits[w]! |= other[w]!;
+    }
+    return false;
+  }
+  if (c.kind === 'rows' || directCost(ix, c) < ix.rows) return directBits(ix, c, bits, summary);
+  scanBits(ix, c, bits, false, null);
+  return false;
+}
+
+/**
+ * Keep the rows of `bits` the clause also selects (in place); `selected`: at most this many rows of `bits`
+ * are set; `live`: the only words that may be set, when known.
+ */
+function narrowBits(ix: CohortIndex, bits: Uint32Array, c: Clause, selected: number, live: Sparse | null): void {
   const direct = directCost(ix, c);
-  // Testing the rows of the words still set, or the clause's own bits ANDed: whichever touches fewer rows.
-  if (c.kind !== 'rows' && (live * 32 <= direct || direct === Infinity)) {
-    scanBits(ix, c, bits, true);
+  const words = live === null ? bits.length : live.n;
+  const sets = valueSets(ix, c);
+  // Frequent values: the words still set ANDed with the OR of their bitsets, when that beats testing the rows.
+  if (sets !== null && sets.length * words < Math.min(selected, direct)) {
+    for (let i = 0; i < words; i++) {
+      const w = live === null ? i : live.words[i]!;
+      if (bits[w] === 0) continue;
+      let m = 0;
+      for (let k = 0; k < sets.length; k++) m |= sets[k]![w]!;
+      bits[w]! &= m;
+    }
+    return;
+  }
+  // Testing the rows still selected, or the clause's own bits ANDed: whichever touches fewer rows.
+  if (c.kind !== 'rows' && (selected <= direct || direct === Infinity)) {
+    scanBits(ix, c, bits, true, live);
     return;
   }
   const own = new Uint32Array(bits.length);
-  directBits(ix, c, own);
-  for (let w = 0; w < bits.length; w++) bits[w]! &= own[w]!;
+  directBits(ix, c, own, null);
+  for (let i = 0, m = live === null ? bits.length : live.n; i < m; i++) {
+    const w = live === null ? i : live.words[i]!;
+    bits[w]! &= own[w]!;
+  }
 }
 
-/** The rows a conjunction of clauses selects (see selectBits). */
-function conjunctionBits(ix: CohortIndex, applied: Conjunction, into: Uint32Array | undefined): Uint32Array | 'all' | null {
+/**
+ * The words of a selection that may hold a selected row, ascending: words[0 .. n). Every other word is
+ * zero; a listed word may be zero too (a later clause cleared it). Filled by selectSparse.
+ */
+export interface Sparse {
+  words: Uint32Array;
+  n: number;
+}
+
+/** Buffers of selectSparse: the words of a selection (wordsFor(rows)) and their summary (summaryFor of that). */
+export interface SparseScratch {
+  words: Uint32Array;
+  summary: Uint32Array;
+}
+
+/** The rows a conjunction of clauses selects (see selectBits), and its live words when `scratch` is given and they are known. */
+function conjunctionBits(ix: CohortIndex, applied: Conjunction, into: Uint32Array | undefined, scratch: SparseScratch | null = null): { bits: Uint32Array; live: Sparse | null } | 'all' | null {
   const clauses = clausesOf(ix, applied);
   if (clauses === null) return null;
   if (clauses.length === 0) return 'all';
@@ -269,12 +371,16 @@ function conjunctionBits(ix: CohortIndex, applied: Conjunction, into: Uint32Arra
   // A term none of whose values is held selects nothing: no scan.
   if (clauses[0]!.estimate === 0) {
     bits.fill(0);
-    return bits;
+    return { bits, live: scratch && { words: scratch.words, n: 0 } };
   }
-  // The most selective clause first: the others only test the words it set (or AND their own bits).
-  clauseBits(ix, clauses[0]!, bits);
-  for (let i = 1; i < clauses.length; i++) narrowBits(ix, bits, clauses[i]!, countWords(bits));
-  return bits;
+  // The most selective clause first: the others only test the rows it set (or AND their own bits), in the
+  // words it wrote when it set its rows one list at a time (a few of them, for a narrow clause).
+  const summarised = clauseBits(ix, clauses[0]!, bits, scratch?.summary ?? null);
+  const live = scratch !== null && summarised ? { words: scratch.words, n: liveWords(bits, scratch.summary, scratch.words) } : null;
+  // The rows still selected are at most the fewest any clause so far selects (the first's estimate: they are sorted, and
+  // exact for terms and ranges): a bound that spares counting the bits before each clause.
+  for (let i = 1; i < clauses.length; i++) narrowBits(ix, bits, clauses[i]!, clauses[0]!.estimate, live);
+  return { bits, live };
 }
 
 /**
@@ -286,7 +392,16 @@ function conjunctionBits(ix: CohortIndex, applied: Conjunction, into: Uint32Arra
  * selects, as the SQL path's AND (... OR ...) does.
  */
 export function selectBits(ix: CohortIndex, applied: FiltersApplied, into?: Uint32Array): Uint32Array | 'all' | null {
-  const base = conjunctionBits(ix, applied, into);
+  const s = selectSparse(ix, applied, into);
+  return s === null || s === 'all' ? s : s.bits;
+}
+
+/**
+ * selectBits, and with `scratch` the words of the selection that may be set (Sparse; null when not
+ * known, as for a union or a clause that selects most rows), for totals that visit only those.
+ */
+export function selectSparse(ix: CohortIndex, applied: FiltersApplied, into?: Uint32Array, scratch: SparseScratch | null = null): { bits: Uint32Array; live: Sparse | null } | 'all' | null {
+  const base = conjunctionBits(ix, applied, into, scratch);
   const members = applied.any_of ?? [];
   if (base === null || members.length === 0) return base;
   const words = wordsFor(ix.rows);
@@ -297,11 +412,11 @@ export function selectBits(ix: CohortIndex, applied: FiltersApplied, into?: Uint
     if (s === null) return null;
     // A member selecting every row: the union restricts nothing.
     if (s === 'all') return base;
-    for (let w = 0; w < words; w++) union[w]! |= s[w]!;
+    for (let w = 0; w < words; w++) union[w]! |= s.bits[w]!;
   }
-  if (base === 'all') return union;
-  for (let w = 0; w < words; w++) base[w]! &= union[w]!;
-  return base;
+  if (base === 'all') return { bits: union, live: null };
+  for (let w = 0; w < words; w++) base.bits[w]! &= union[w]!;
+  return { bits: base.bits, live: base.live };
 }
 
 /** The rows a filter selects as positions, ascending (see selectBits); `into` has room for ix.rows. */

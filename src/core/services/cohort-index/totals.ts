@@ -127,25 +127,28 @@ const MICRO = 1e6;
 const micros = new WeakMap<Float64Array, Float64Array | null>();
 
 /**
- * Sizes in millionths of a MB, when every size is a whole number of them
- * (the releases give bytes / 10^6): whole numbers below 2^53 add exactly in
- * any order, so the sum needs no compensation. null otherwise.
+ * Sizes in millionths of a MB summed over the rows before each row (n + 1
+ * numbers; a missing size adds nothing), when every size is a whole number of
+ * them (the releases give bytes / 10^6) and the total is below 2^53: such
+ * sums are exact in any order, so a row's size is prefix[r + 1] - prefix[r]
+ * and a run of adjacent rows' is the difference at its ends. null otherwise.
  */
-export function microSizes(mb: Float64Array): Float64Array | null {
+export function microPrefix(mb: Float64Array): Float64Array | null {
   let m = micros.get(mb);
   if (m !== undefined) return m;
-  m = new Float64Array(mb.length);
+  m = new Float64Array(mb.length + 1);
   let total = 0;
   for (let r = 0; r < mb.length; r++) {
     const x = mb[r]!;
-    const u = Math.round(x * MICRO);
-    // NaN (missing) stays NaN and is skipped by the sum.
-    if (x === x && (u / MICRO !== x || u < 0)) {
-      m = null;
-      break;
+    if (x === x) {
+      const u = Math.round(x * MICRO);
+      if (u / MICRO !== x || u < 0) {
+        m = null;
+        break;
+      }
+      total += u;
     }
-    m[r] = u;
-    if (x === x) total += u;
+    m[r + 1] = total;
   }
   if (m !== null && total > Number.MAX_SAFE_INTEGER) m = null;
   micros.set(mb, m);
@@ -154,12 +157,12 @@ export function microSizes(mb: Float64Array): Float64Array | null {
 
 /** Summed size (MB) of rows[0..n), missing sizes left out; the same whatever the rows' order. */
 function sizeOf(mb: Float64Array, rows: Uint32Array, n: number): number {
-  const units = microSizes(mb);
-  if (units !== null) {
+  const prefix = microPrefix(mb);
+  if (prefix !== null) {
     let sum = 0;
     for (let i = 0; i < n; i++) {
-      const u = units[rows[i]!]!;
-      if (u === u) sum += u;
+      const r = rows[i]!;
+      sum += prefix[r + 1]! - prefix[r]!;
     }
     return sum / MICRO;
   }
