@@ -5,8 +5,10 @@
 
 import { LRUCache } from 'lru-cache';
 import type { CohortIndex } from './build.ts';
-import { bitTotals } from './bit-totals.ts';
-import { summaryFor, wordsFor } from './bits.ts';
+import { bitTotals, bitTotalsReady, prepareBitTotals } from './bit-totals.ts';
+import { buildSoon } from '../facets/build-soon.ts';
+import { totalsOf } from './totals.ts';
+import { countBits, rowsOfBits, summaryFor, wordsFor } from './bits.ts';
 import { selectSparse, type FiltersApplied, type SparseScratch } from './evaluate.ts';
 import type { Totals } from './totals.ts';
 
@@ -38,6 +40,16 @@ interface State {
 }
 const states = new WeakMap<CohortIndex, State>();
 
+/**
+ * The totals of the first selections counted after start, from their rows: bitTotals' structures cost
+ * more than such a count (tens of ms for a million rows), so they are built right after it instead.
+ */
+function firstTotals(ix: CohortIndex, bits: Uint32Array): Totals {
+  buildSoon(ix, () => prepareBitTotals(ix));
+  const rows = new Uint32Array(countBits(bits));
+  return totalsOf(ix, rows, rowsOfBits(bits, rows));
+}
+
 /** The totals of a filter from the index (remembered), or null when the index cannot evaluate it. */
 export function indexTotals(ix: CohortIndex, applied: FiltersApplied): Totals | null {
   let st = states.get(ix);
@@ -51,7 +63,7 @@ export function indexTotals(ix: CohortIndex, applied: FiltersApplied): Totals | 
   if (kept) return kept;
   const sel = selectSparse(ix, applied, st.scratch, st.sparse);
   if (sel === null) return null;
-  const totals = sel === 'all' ? ix.all : bitTotals(ix, sel.bits, sel.live);
+  const totals = sel === 'all' ? ix.all : bitTotalsReady(ix) ? bitTotals(ix, sel.bits, sel.live) : firstTotals(ix, sel.bits);
   st.answers.set(key, totals);
   return totals;
 }
