@@ -36,6 +36,9 @@ test('at 390 px the drawer opens, counts the filters it holds, closes with Escap
   await loaded(b.page);
   const button = b.page.locator('#open-filters');
   assert.equal(await button.getAttribute('data-active-filters'), '0');
+  // The page says once, not twice (the drawer's bar and the chips both said it), that nothing is filtered.
+  const said = (await b.page.evaluate(`document.querySelector('#main').innerText.split('No filter').length - 1`)) as number;
+  assert.equal(said, 1, 'the page says "No filter" once at 390 px');
   await button.click();
   const panel = b.page.locator('#filters');
   await panel.waitFor({ state: 'visible' });
@@ -45,6 +48,7 @@ test('at 390 px the drawer opens, counts the filters it holds, closes with Escap
   await b.page.keyboard.press('Escape');
   await panel.waitFor({ state: 'hidden' });
   await b.page.locator('#open-filters[data-active-filters="1"]').waitFor();
+  assert.match(await b.page.locator('.drawer-bar').innerText(), /\b1 active filter\b/, 'the bar counts the filter');
   assert.equal(await b.page.evaluate('document.activeElement && document.activeElement.id'), 'open-filters', 'focus returns to the button');
   const want = (await (await s.post('/v3/cohort/counts', { terms: { Modality: ['CT'] } })).json()) as { patients: number };
   await b.page.locator(`[data-total="patients"][data-value="${want.patients}"]`).waitFor();

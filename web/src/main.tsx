@@ -211,7 +211,8 @@ function App() {
               <button id="open-filters" type="button" class="btn" aria-expanded={drawer} aria-controls="filters" onClick={() => setDrawer(true)} data-active-filters={active}>
                 Filters{active > 0 ? <span class="badge on-accent">{active}</span> : null}
               </button>
-              <span class="muted small">{active === 0 ? 'No filter: the whole release' : `${active} active filter${active === 1 ? '' : 's'}`}</span>
+              {/* With no filter the chips below say so already (it was said twice on a phone). */}
+              {active > 0 ? <span class="muted small">{`${active} active filter${active === 1 ? '' : 's'}`}</span> : null}
             </div>
           ) : null}
           <Chips filter={view.filter} attributes={boot.attributes} onFilter={setFilter} />
