@@ -41,6 +41,18 @@ export function setSpan(bits: Uint32Array, a: number, b: number, summary: Uint32
   if (summary !== null) for (let w = wa; w <= wb; w++) summary[w >>> 5]! |= 1 << (w & 31);
 }
 
+/** Clear the bits of rows a..b (inclusive). */
+export function clearSpan(bits: Uint32Array, a: number, b: number): void {
+  const wa = a >>> 5;
+  const wb = b >>> 5;
+  if (wa === wb) bits[wa]! &= ~spanMask(a, b);
+  else {
+    bits[wa]! &= ~spanMask(a, 31);
+    bits.fill(0, wa + 1, wb);
+    bits[wb]! &= ~spanMask(0, b);
+  }
+}
+
 /**
  * Set the bits of these rows (ascending runs of adjacent rows are set a word at a time). `summary`, when
  * given, gets the bit of every word written (see liveWords).

@@ -19,7 +19,7 @@ import { frequentValue, valueBits } from './value-bits.ts';
 import { allTermsClause, collectionClause, withMissingClause } from './more-clauses.ts';
 import { clearRows, countBits, fillRows, liveWords, rowsOfBits, setRows, setSpan, wordsFor } from './bits.ts';
 import { postingsOf, rowsOfCodes } from './postings.ts';
-import { rangeOrderOf, rangeSpan, type RangeOrder } from './range-order.ts';
+import { rangeOrderOf, rangeSpan, setOrderRows, type RangeOrder } from './range-order.ts';
 
 export type FiltersApplied = CompiledFilter['filters_applied'];
 /** A filter without a union: its clauses all hold. */
@@ -253,16 +253,16 @@ function directBits(ix: CohortIndex, c: Clause, bits: Uint32Array, summary: Uint
     return true;
   }
   if (c.kind === 'number') {
-    const { rows } = c.order;
+    const { order } = c;
     if ((c.to - c.from) * 2 <= n) {
       bits.fill(0);
-      setRows(bits, rows.subarray(c.from, c.to), summary);
+      setOrderRows(bits, order, c.from, c.to, true, summary);
       return true;
     }
     // Nearly every row: all, less those outside the range (missing values included).
     fillRows(bits, n);
-    clearRows(bits, rows.subarray(0, c.from));
-    clearRows(bits, rows.subarray(c.to));
+    setOrderRows(bits, order, 0, c.from, false, null);
+    setOrderRows(bits, order, c.to, n, false, null);
     return false;
   }
   const { start, rows } = postingsOf(c.column);
