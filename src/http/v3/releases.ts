@@ -4,7 +4,7 @@
 import { constants as zlibConstants } from 'node:zlib';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { resolveSaved } from '../../core/services/resolve.ts';
+import { resolveText } from '../../core/services/resolve.ts';
 import { resolveJsonBlocks, resolveTsvBlocks } from '../../core/services/resolve-output.ts';
 import { changesTsv, cohortChanges } from '../../core/services/changes.ts';
 import { ChangesBody, ChangesResponse } from '../../contract/release-schemas.ts';
@@ -49,7 +49,7 @@ export async function releaseRoutes(app: FastifyInstance): Promise<void> {
     // times slower than JSON.stringify on the 100,000 lines a saved manifest can hold, and one string of it tens of MB.
     async (req, reply) => {
       const { format, ...input } = req.body;
-      const r = await resolveSaved(ctx, input);
+      const r = await resolveText(ctx, input, format === 'tsv' ? 'tsv' : 'json');
       if (format === 'tsv') {
         reply.type('text/tab-separated-values; charset=utf-8').header('Content-Disposition', `attachment; filename="idqs-resolve-${r.idc_version}.tsv"`);
         return sendBlocks(req, reply, toAsync(resolveTsvBlocks(r)));
