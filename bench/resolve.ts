@@ -6,7 +6,9 @@
 // folders, URLs of prior versions (revised and removed series), bare
 // SeriesInstanceUIDs and StudyInstanceUIDs, and a few bogus lines.
 // Each form is also timed to its last byte received (fetch decompresses as it
-// receives), apart from the client's parsing.
+// receives), apart from the client's parsing, and the CPU time the process
+// (server and client, all threads) spent on it: less sensitive to the load of
+// the machine than the wall time.
 // Options: -- --lines N --runs R
 
 import { loadavg } from 'node:os';
@@ -45,10 +47,12 @@ try {
   for (const [format, read] of Object.entries(forms)) {
     const times: number[] = [];
     const lastByte: number[] = [];
+    const cpu: number[] = [];
     let totals = '';
     let bytes = 0;
     let encoding = '';
     for (let r = 0; r < RUNS; r++) {
+      const c0 = process.cpuUsage();
       const t0 = performance.now();
       const res = await s.post('/v3/series/resolve', format === 'json' ? { text } : { text, format });
       if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
@@ -58,6 +62,8 @@ try {
       bytes = body.length;
       totals = await read(body);
       times.push(performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      cpu.push((c.user + c.system) / 1000);
     }
     const s3 = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
     const stats = (t: number[]) => (t.sort((a, b) => a - b), `median ${s3(t[Math.floor(RUNS / 2)]!)}, best ${s3(t[0]!)}, worst ${s3(t[RUNS - 1]!)}`);
@@ -65,7 +71,7 @@ try {
       `resolve ${LINES} lines (${(text.length / 1e6).toFixed(1)} MB) on ${s.ctx.dataset.release}, format ${format}: ` +
         `${stats(times)} over ${RUNS} runs, parsed (target <= 2 s); ` +
         `last byte received ${stats(lastByte)} (${(bytes / 1e6).toFixed(1)} MB, ${encoding}); ` +
-        `load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n` +
+        `process CPU ${stats(cpu)}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n` +
         `totals ${totals}\n`,
     );
   }
