@@ -107,7 +107,7 @@ export interface ResolveText {
 const userCell = (v: string) => v.replace(/[\t\r\n]/g, ' ').replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 
 /** The totals of the lines that need no lookup, and the bound values of resolveSql (see there). */
-export function readLines(ctx: AppContext, input: ResolveInput, format: ResolveFormat): { totals: ResolveTotals; params: (string | null)[] } {
+function readLines(ctx: AppContext, input: ResolveInput, format: ResolveFormat): { totals: ResolveTotals; params: (string | null)[] } {
   const raw = 'text' in input ? splitLines(input.text) : input.ids;
   const max = ctx.config.resolveMaxLines;
   if (raw.length > max) {
