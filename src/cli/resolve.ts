@@ -51,27 +51,25 @@ Exit status: 0 when every line is current, revised or removed (or a header); 1 w
       }
       const inputs = files.length > 0 ? files.map((f) => ({ name: f, input: { text: readFileSync(f, 'utf8') } })) : [{ name: 'arguments', input: { ids: items } }];
       const { createContext } = await import('../core/context.ts');
-      const { resolveSaved } = await import('../core/services/resolve.ts');
+      const { resolveSaved, resolveText } = await import('../core/services/resolve.ts');
       const { resolveTsvBlocks } = await import('../core/services/resolve-output.ts');
       const ctx = await createContext(cfg, await deps.database(cfg, o));
       let unresolved = 0;
       try {
         for (const { name, input } of inputs) {
-          const r = await resolveSaved(ctx, input);
+          // The table of POST /v3/series/resolve with "format": "tsv", written as the engine gives it; other forms read the answer as objects.
+          const r = o.format === 'tsv' ? await resolveText(ctx, input, 'tsv') : await resolveSaved(ctx, input);
           unresolved += r.totals.unknown + r.totals.invalid;
-          if (o.format === 'json') process.stdout.write(JSON.stringify(files.length > 0 ? { file: name, ...r } : r) + '\n');
+          if ('format' in r) {
+            if (files.length > 1) process.stdout.write(`# ${name}\n`);
+            for (const block of resolveTsvBlocks(r)) process.stdout.write(block);
+          } else if (o.format === 'json') process.stdout.write(JSON.stringify(files.length > 0 ? { file: name, ...r } : r) + '\n');
           else {
             const rows = r.lines.map((l) => [String(l.line), l.class, l.kind ?? '', l.id ?? '', l.SeriesInstanceUID ?? '', detail(l)]);
-            if (o.format === 'tsv') {
-              // The table of POST /v3/series/resolve with "format": "tsv".
-              if (files.length > 1) process.stdout.write(`# ${name}\n`);
-              for (const block of resolveTsvBlocks(r)) process.stdout.write(block);
-            } else {
-              const w = [4, 8, 17, 36, 0, 0].map((min, i) => Math.max(min, ...rows.map((x) => x[i]!.length)));
-              const pad = (x: string[]) => x.map((v, i) => (i === x.length - 1 ? v : v.padEnd(w[i]!))).join('  ');
-              if (files.length > 1) process.stdout.write(`${name}:\n`);
-              process.stdout.write([pad(['line', 'class', 'kind', 'id', 'SeriesInstanceUID', 'detail']), ...rows.map(pad)].join('\n') + '\n');
-            }
+            const w = [4, 8, 17, 36, 0, 0].map((min, i) => Math.max(min, ...rows.map((x) => x[i]!.length)));
+            const pad = (x: string[]) => x.map((v, i) => (i === x.length - 1 ? v : v.padEnd(w[i]!))).join('  ');
+            if (files.length > 1) process.stdout.write(`${name}:\n`);
+            process.stdout.write([pad(['line', 'class', 'kind', 'id', 'SeriesInstanceUID', 'detail']), ...rows.map(pad)].join('\n') + '\n');
           }
           const t = r.totals;
           process.stderr.write(

@@ -4,7 +4,7 @@
 import { constants as zlibConstants } from 'node:zlib';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { resolveSaved } from '../../core/services/resolve.ts';
+import { resolveText } from '../../core/services/resolve.ts';
 import { resolveJsonBlocks, resolveTsvBlocks } from '../../core/services/resolve-output.ts';
 import { changesTsv, cohortChanges } from '../../core/services/changes.ts';
 import { ChangesBody, ChangesResponse } from '../../contract/release-schemas.ts';
@@ -29,8 +29,13 @@ export async function releaseRoutes(app: FastifyInstance): Promise<void> {
     {
       bodyLimit: Math.max(ctx.config.bodyLimit, maxLines * BYTES_PER_LINE),
       // The answer of a long manifest is tens of MB of repetitive JSON: the fastest levels still shrink it
-      // about tenfold, at a fraction of the default levels' time.
-      compress: { encodings: ['br', 'gzip', 'deflate'], zlibOptions: { level: 1 }, brotliOptions: { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 1 } } },
+      // about tenfold, at a fraction of the default levels' time. Output chunks of 64 KB rather than 16 KB: a
+      // quarter of the round trips between the compressing thread and the event loop (about 10% less time).
+      compress: {
+        encodings: ['br', 'gzip', 'deflate'],
+        zlibOptions: { level: 1, chunkSize: 1 << 16 },
+        brotliOptions: { chunkSize: 1 << 16, params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 1 } },
+      },
       schema: {
         tags: ['cohort'],
         summary: 'Resolve a saved manifest or UID list',
@@ -49,7 +54,7 @@ export async function releaseRoutes(app: FastifyInstance): Promise<void> {
     // times slower than JSON.stringify on the 100,000 lines a saved manifest can hold, and one string of it tens of MB.
     async (req, reply) => {
       const { format, ...input } = req.body;
-      const r = await resolveSaved(ctx, input);
+      const r = await resolveText(ctx, input, format === 'tsv' ? 'tsv' : 'json');
       if (format === 'tsv') {
         reply.type('text/tab-separated-values; charset=utf-8').header('Content-Disposition', `attachment; filename="idqs-resolve-${r.idc_version}.tsv"`);
         return sendBlocks(req, reply, toAsync(resolveTsvBlocks(r)));
