@@ -6,14 +6,25 @@
 // folders, URLs of prior versions (revised and removed series), bare
 // SeriesInstanceUIDs and StudyInstanceUIDs, and a few bogus lines.
 // Each form is also timed to its last byte received (fetch decompresses as it
-// receives), apart from the client's parsing, and the CPU time the process
-// (server and client, all threads) spent on it: less sensitive to the load of
-// the machine than the wall time.
+// receives), apart from the client's parsing, and the CPU time the server and
+// the client spent on it: less sensitive to the load of the machine than the
+// wall time. The server is `idqs serve` in a process of its own, as a user's
+// client and server are (in one process the client's decompressing and parsing
+// held up the server's sending).
 // Options: -- --lines N --runs R
 
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { startServer } from '../test/fixture.ts';
-import { pinnedRelease } from '../test/real-releases.ts';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { spawnServer } from './server.ts';
+import { PIN, pinnedRelease } from '../test/real-releases.ts';
+
+/** CPU time (ms) of a process so far, user and system, from /proc. */
+function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+}
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -22,17 +33,25 @@ function arg(name: string, def: string): string {
 const LINES = Number(arg('lines', '100000'));
 const RUNS = Number(arg('runs', '5'));
 
-const s = await startServer({ resolveMaxLines: Math.max(LINES, 100_000) }, (await pinnedRelease()).db);
+const { db } = await pinnedRelease();
+const release = `${PIN.release} (${PIN.source})`;
+// The manifest, made with the engine in this process before the server starts (read-only, closed after).
+const instance = await DuckDBInstance.create(db, { access_mode: 'READ_ONLY' });
+const connection = await instance.connect();
+const take = async (sql: string, n: number) => (await (await connection.runAndReadAll(`${sql} LIMIT ${Math.floor(n)}`)).getRows()).map((r) => String(r[0]));
+const cur = await take(`SELECT 'cp s3://' || aws_bucket || '/' || crdc_series_uuid || '/* .' FROM "index" ORDER BY hash(crdc_series_uuid)`, LINES * 0.6);
+const old = await take(`SELECT DISTINCT series_aws_url FROM prior_versions_index ORDER BY 1`, LINES * 0.2);
+const sids = await take(`SELECT SeriesInstanceUID FROM "index" ORDER BY hash(SeriesInstanceUID)`, LINES * 0.1);
+const studies = await take(`SELECT DISTINCT StudyInstanceUID FROM "index" ORDER BY 1`, LINES * 0.05);
+connection.closeSync();
+instance.closeSync();
+const lines = ['# bench manifest', ...cur, ...old, ...sids, ...studies];
+for (let i = 0; lines.length < LINES; i++) lines.push(i % 2 ? `not-an-id-${i}` : `1.2.826.0.1.${i}`);
+const text = lines.slice(0, LINES).join('\n');
+
+const server = await spawnServer(db, { IDQS_RESOLVE_MAX_LINES: String(Math.max(LINES, 100_000)) });
+const post = (body: unknown) => fetch(`${server.base}/v3/series/resolve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 try {
-  const e = s.ctx.engine;
-  const take = async (sql: string, n: number) => (await e.rows(`${sql} LIMIT ${Math.floor(n)}`)).map((r) => String(Object.values(r)[0]));
-  const cur = await take(`SELECT 'cp s3://' || aws_bucket || '/' || crdc_series_uuid || '/* .' FROM "index" ORDER BY hash(crdc_series_uuid)`, LINES * 0.6);
-  const old = await take(`SELECT DISTINCT series_aws_url FROM prior_versions_index ORDER BY 1`, LINES * 0.2);
-  const sids = await take(`SELECT SeriesInstanceUID FROM "index" ORDER BY hash(SeriesInstanceUID)`, LINES * 0.1);
-  const studies = await take(`SELECT DISTINCT StudyInstanceUID FROM "index" ORDER BY 1`, LINES * 0.05);
-  const lines = ['# bench manifest', ...cur, ...old, ...sids, ...studies];
-  for (let i = 0; lines.length < LINES; i++) lines.push(i % 2 ? `not-an-id-${i}` : `1.2.826.0.1.${i}`);
-  const text = lines.slice(0, LINES).join('\n');
   // Each form as a client reads it: the default JSON parsed whole; the TSV split into rows and cells. The time to
   // the last byte received (decompressed, as fetch hands it over) is taken apart from the time to parsed.
   const forms = {
@@ -48,13 +67,15 @@ try {
     const times: number[] = [];
     const lastByte: number[] = [];
     const cpu: number[] = [];
+    const serverCpu: number[] = [];
     let totals = '';
     let bytes = 0;
     let encoding = '';
     for (let r = 0; r < RUNS; r++) {
       const c0 = process.cpuUsage();
+      const s0 = processCpuMs(server.proc.pid!);
       const t0 = performance.now();
-      const res = await s.post('/v3/series/resolve', format === 'json' ? { text } : { text, format });
+      const res = await post(format === 'json' ? { text } : { text, format });
       if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
       encoding = res.headers.get('content-encoding') ?? 'identity';
       const body = Buffer.from(await res.arrayBuffer());
@@ -64,17 +85,18 @@ try {
       times.push(performance.now() - t0);
       const c = process.cpuUsage(c0);
       cpu.push((c.user + c.system) / 1000);
+      serverCpu.push(processCpuMs(server.proc.pid!) - s0);
     }
     const s3 = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
     const stats = (t: number[]) => (t.sort((a, b) => a - b), `median ${s3(t[Math.floor(RUNS / 2)]!)}, best ${s3(t[0]!)}, worst ${s3(t[RUNS - 1]!)}`);
     process.stdout.write(
-      `resolve ${LINES} lines (${(text.length / 1e6).toFixed(1)} MB) on ${s.ctx.dataset.release}, format ${format}: ` +
+      `resolve ${LINES} lines (${(text.length / 1e6).toFixed(1)} MB) on ${release}, format ${format}: ` +
         `${stats(times)} over ${RUNS} runs, parsed (target <= 2 s); ` +
         `last byte received ${stats(lastByte)} (${(bytes / 1e6).toFixed(1)} MB, ${encoding}); ` +
-        `process CPU ${stats(cpu)}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n` +
+        `CPU of the server ${stats(serverCpu)}, of the client ${stats(cpu)}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n` +
         `totals ${totals}\n`,
     );
   }
 } finally {
-  await s.close();
+  server.proc.kill();
 }
