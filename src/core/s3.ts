@@ -11,8 +11,8 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
-import http, { type IncomingMessage } from 'node:http';
-import https from 'node:https';
+import type { Agent, IncomingMessage } from 'node:http';
+import { http, https } from './node-http.ts';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -103,7 +103,7 @@ function encodeKey(key: string): string {
 
 export class S3Client {
   readonly endpoint: string;
-  private readonly agent: http.Agent;
+  private readonly agent: Agent;
   private readonly mod: typeof http | typeof https;
   /** Whether the endpoint ever answered (any HTTP status), and connection failures since its last answer. */
   private answered = false;

@@ -5,8 +5,7 @@
 // retries. Null when none answers: the caller serves the generated demo data.
 
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
+import { http, https } from '../node-http.ts';
 import { join } from 'node:path';
 import { build, builtMetadata } from '../data/build.ts';
 import type { DatasetManifest } from '../data/manifest.ts';

@@ -7,8 +7,8 @@
 import { createHash, type Hash } from 'node:crypto';
 import { closeSync, createReadStream, existsSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import http, { type IncomingMessage } from 'node:http';
-import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { http, https } from '../node-http.ts';
 import { basename, dirname, join } from 'node:path';
 import pRetry, { AbortError } from 'p-retry';
 import { pidAlive } from '../cache-lock.ts';
