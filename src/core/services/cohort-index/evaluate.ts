@@ -18,7 +18,8 @@ import { findString } from './identifiers.ts';
 import { frequentValue, valueBits } from './value-bits.ts';
 import { allTermsClause, collectionClause, withMissingClause } from './more-clauses.ts';
 import { clearRows, countBits, fillRows, liveWords, rowsOfBits, setRows, setSpan, wordsFor } from './bits.ts';
-import { postingsOf, rowsOfCodes } from './postings.ts';
+import { postingsBuilt, postingsOf, rowsOfCodes } from './postings.ts';
+import { buildSoon } from '../facets/build-soon.ts';
 import { rangeOrderOf, rangeSpan, setOrderRows, type RangeOrder } from './range-order.ts';
 
 export type FiltersApplied = CompiledFilter['filters_applied'];
@@ -285,9 +286,21 @@ function directBits(ix: CohortIndex, c: Clause, bits: Uint32Array, summary: Uint
 /** At most this many values of a term clause are read from their bitsets (value-bits.ts); more are tested row by row. */
 const VALUE_SETS = 4;
 
+/**
+ * Whether a term clause is to be tested row by row because its column's postings are not built yet:
+ * building them (a counting sort of every row) costs more than one scan, so the first filters on a
+ * column after start scan it, and the postings are built right after (on a later turn of the event loop).
+ */
+function scanFirst(c: Clause): boolean {
+  if (c.kind !== 'coded' || postingsBuilt(c.column)) return false;
+  const column = c.column;
+  buildSoon(column.codes, () => postingsOf(column));
+  return true;
+}
+
 /** The bitsets of a term clause's values when every one is frequent (value-bits.ts), else null. */
 function valueSets(ix: CohortIndex, c: Clause): Uint32Array[] | null {
-  if (c.kind !== 'coded' || c.list.length > VALUE_SETS) return null;
+  if (c.kind !== 'coded' || c.list.length > VALUE_SETS || !postingsBuilt(c.column)) return null;
   for (const code of c.list) if (!frequentValue(c.column, code, ix.rows)) return null;
   return c.list.map((code) => valueBits(c.column, code, ix.rows));
 }
@@ -300,6 +313,10 @@ function scanBits(ix: CohortIndex, c: Exclude<Clause, { kind: 'rows' }>, bits: U
 
 /** The rows of a clause, into every word of `bits`; true when `summary` holds the words written (see directBits). */
 function clauseBits(ix: CohortIndex, c: Clause, bits: Uint32Array, summary: Uint32Array | null): boolean {
+  if (c.kind !== 'rows' && scanFirst(c)) {
+    scanBits(ix, c, bits, false, null);
+    return false;
+  }
   const sets = valueSets(ix, c);
   // Frequent values: their bitsets ORed, a pass over the words, when that is cheaper than setting their rows.
   if (sets !== null && sets.length * bits.length < directCost(ix, c)) {
@@ -335,7 +352,7 @@ function narrowBits(ix: CohortIndex, bits: Uint32Array, c: Clause, selected: num
     return;
   }
   // Testing the rows still selected, or the clause's own bits ANDed: whichever touches fewer rows.
-  if (c.kind !== 'rows' && (selected <= direct || direct === Infinity)) {
+  if (c.kind !== 'rows' && (selected <= direct || direct === Infinity || scanFirst(c))) {
     scanBits(ix, c, bits, true, live);
     return;
   }

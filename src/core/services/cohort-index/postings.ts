@@ -14,6 +14,11 @@ export interface Postings {
 
 const built = new WeakMap<CodedColumn['codes'], Postings>();
 
+/** Whether the column's postings are built (postingsOf builds them on its first call). */
+export function postingsBuilt(c: CodedColumn): boolean {
+  return built.has(c.codes);
+}
+
 export function postingsOf(c: CodedColumn): Postings {
   let p = built.get(c.codes);
   if (p) return p;
