@@ -32,10 +32,11 @@ function spanMask(a: number, b: number): number {
 export function setSpan(bits: Uint32Array, a: number, b: number, summary: Uint32Array | null = null): void {
   const wa = a >>> 5;
   const wb = b >>> 5;
-  if (wa === wb) bits[wa]! |= spanMask(a, b);
+  if (a === b) bits[wa]! |= 1 << (a & 31);
+  else if (wa === wb) bits[wa]! |= spanMask(a, b);
   else {
     bits[wa]! |= spanMask(a, 31);
-    bits.fill(0xffffffff, wa + 1, wb);
+    for (let w = wa + 1; w < wb; w++) bits[w] = 0xffffffff;
     bits[wb]! |= spanMask(0, b);
   }
   if (summary !== null) for (let w = wa; w <= wb; w++) summary[w >>> 5]! |= 1 << (w & 31);
@@ -45,53 +46,34 @@ export function setSpan(bits: Uint32Array, a: number, b: number, summary: Uint32
 export function clearSpan(bits: Uint32Array, a: number, b: number): void {
   const wa = a >>> 5;
   const wb = b >>> 5;
-  if (wa === wb) bits[wa]! &= ~spanMask(a, b);
+  if (a === b) bits[wa]! &= ~(1 << (a & 31));
+  else if (wa === wb) bits[wa]! &= ~spanMask(a, b);
   else {
     bits[wa]! &= ~spanMask(a, 31);
-    bits.fill(0, wa + 1, wb);
+    for (let w = wa + 1; w < wb; w++) bits[w] = 0;
     bits[wb]! &= ~spanMask(0, b);
   }
 }
 
-/**
- * Set the bits of these rows (ascending runs of adjacent rows are set a word at a time). `summary`, when
- * given, gets the bit of every word written (see liveWords).
- */
+/** Set the bits of these rows, each run of adjacent rows (r, r + 1, ...) at once (setSpan). `summary` as in setSpan. */
 export function setRows(bits: Uint32Array, rows: ArrayLike<number>, summary: Uint32Array | null = null): void {
   const n = rows.length;
   for (let i = 0; i < n; ) {
     const a = rows[i++]!;
     let b = a;
     while (i < n && rows[i] === b + 1) b = rows[i++]!;
-    const wa = a >>> 5;
-    const wb = b >>> 5;
-    if (a === b) bits[wa]! |= 1 << (a & 31);
-    else if (wa === wb) bits[wa]! |= spanMask(a, b);
-    else {
-      bits[wa]! |= spanMask(a, 31);
-      for (let w = wa + 1; w < wb; w++) bits[w] = 0xffffffff;
-      bits[wb]! |= spanMask(0, b);
-    }
-    if (summary !== null) for (let w = wa; w <= wb; w++) summary[w >>> 5]! |= 1 << (w & 31);
+    setSpan(bits, a, b, summary);
   }
 }
 
-/** Clear the bits of these rows (as setRows). */
+/** Clear the bits of these rows, each run of adjacent rows at once (clearSpan). */
 export function clearRows(bits: Uint32Array, rows: ArrayLike<number>): void {
   const n = rows.length;
   for (let i = 0; i < n; ) {
     const a = rows[i++]!;
     let b = a;
     while (i < n && rows[i] === b + 1) b = rows[i++]!;
-    const wa = a >>> 5;
-    const wb = b >>> 5;
-    if (a === b) bits[wa]! &= ~(1 << (a & 31));
-    else if (wa === wb) bits[wa]! &= ~spanMask(a, b);
-    else {
-      bits[wa]! &= ~spanMask(a, 31);
-      for (let w = wa + 1; w < wb; w++) bits[w] = 0;
-      bits[wb]! &= ~spanMask(0, b);
-    }
+    clearSpan(bits, a, b);
   }
 }
 

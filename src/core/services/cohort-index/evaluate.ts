@@ -433,7 +433,7 @@ export function selectSparse(ix: CohortIndex, applied: FiltersApplied, into?: Ui
   }
   if (base === 'all') return { bits: union, live: null };
   for (let w = 0; w < words; w++) base.bits[w]! &= union[w]!;
-  return { bits: base.bits, live: base.live };
+  return base;
 }
 
 /** The rows a filter selects as positions, ascending (see selectBits); `into` has room for ix.rows. */

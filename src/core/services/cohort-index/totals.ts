@@ -126,6 +126,12 @@ function adjacentTotals(ix: TotalsSource, rows: Uint32Array, n: number): Totals 
 const MICRO = 1e6;
 const micros = new WeakMap<Float64Array, Float64Array | null>();
 
+/** A size (MB) in whole millionths of a MB, or -1 when it is not a whole number of them (or negative). */
+function wholeMicros(x: number): number {
+  const u = Math.round(x * MICRO);
+  return u / MICRO === x && u >= 0 ? u : -1;
+}
+
 /**
  * Sizes in millionths of a MB summed over the rows before each row (n + 1
  * numbers; a missing size adds nothing), when every size is a whole number of
@@ -141,8 +147,8 @@ export function microPrefix(mb: Float64Array): Float64Array | null {
   for (let r = 0; r < mb.length; r++) {
     const x = mb[r]!;
     if (x === x) {
-      const u = Math.round(x * MICRO);
-      if (u / MICRO !== x || u < 0) {
+      const u = wholeMicros(x);
+      if (u < 0) {
         m = null;
         break;
       }
@@ -164,8 +170,8 @@ function sizeOf(mb: Float64Array, rows: Uint32Array, n: number): number {
     for (let i = 0; i < n; i++) {
       const x = mb[rows[i]!]!;
       if (x !== x) continue;
-      const u = Math.round(x * MICRO);
-      if (u / MICRO !== x || u < 0) return compensatedSize(mb, rows, n);
+      const u = wholeMicros(x);
+      if (u < 0) return compensatedSize(mb, rows, n);
       sum += u;
     }
     if (sum <= Number.MAX_SAFE_INTEGER) return sum / MICRO;
