@@ -8,9 +8,11 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
+import { negotiate } from '@fastify/accept-negotiator';
 import type { IdqsError } from '../core/errors.ts';
 import { REST_WORDS } from '../contract/words.ts';
 import { clientSignal, cutResponse } from './client-signal.ts';
+import { parallelGzip } from './parallel-gzip.ts';
 
 /** Take an export slot for this request, released when its response closes (finished or cut). */
 export async function holdExport(req: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -44,23 +46,53 @@ export function writeDeadlines(req: FastifyRequest, reply: FastifyReply): void {
   reply.raw.once('close', () => clearInterval(timer));
 }
 
+/** Options of sendBlocks. */
+export interface SendBlocksOptions {
+  /**
+   * gzip on every core (parallel-gzip.ts) when gzip is what the client takes best of br, gzip and deflate; other
+   * encodings stay with the compression plugin. For long bodies made before they are sent (a resolve's answer).
+   */
+  gzipOnCores?: boolean;
+}
+
+/** Add a name to the response's Vary header (CORS may have set one already). */
+function addVary(reply: FastifyReply, name: string): void {
+  const had = reply.getHeader('vary');
+  const list = had === undefined ? [] : String(had).split(',').map((s) => s.trim()).filter(Boolean);
+  if (!list.some((v) => v === '*' || v.toLowerCase() === name.toLowerCase())) reply.header('vary', [...list, name].join(', '));
+}
+
 /**
  * Send a body of blocks: the transfer ends cleanly only when the body does; a
  * failure writes `# ERROR: ...` and aborts the transfer, so no client takes a
  * cut manifest for a whole one.
  */
-export function sendBlocks(req: FastifyRequest, reply: FastifyReply, body: AsyncGenerator<Buffer>) {
+export function sendBlocks(req: FastifyRequest, reply: FastifyReply, body: AsyncIterable<Buffer> | Iterable<Buffer>, opts: SendBlocksOptions = {}) {
   writeDeadlines(req, reply);
+  let failed = false;
   async function* guarded(): AsyncGenerator<Buffer> {
     try {
       yield* body;
     } catch (e) {
+      failed = true;
       const why = (e as Partial<IdqsError>).text ? (e as IdqsError).text(REST_WORDS) : 'internal error';
       yield Buffer.from(`# ERROR: the manifest was cut here: ${why.replace(/\s+/g, ' ')}\n`);
-      // Let the line go out, then abort the chunked transfer instead of ending it.
+    }
+  }
+  let out = guarded();
+  const accepted = req.headers['accept-encoding'];
+  if (opts.gzipOnCores && typeof accepted === 'string' && req.headers['x-no-compression'] === undefined && negotiate(accepted, ['br', 'gzip', 'deflate']) === 'gzip') {
+    reply.header('content-encoding', 'gzip');
+    addVary(reply, 'Accept-Encoding');
+    out = parallelGzip(out);
+  }
+  async function* cutOnFailure(): AsyncGenerator<Buffer> {
+    yield* out;
+    if (failed) {
+      // Let the error line go out, then abort the chunked transfer instead of ending it.
       await new Promise((r) => setImmediate(r));
       cutResponse(req);
     }
   }
-  return reply.send(Readable.from(guarded(), { objectMode: false }));
+  return reply.send(Readable.from(cutOnFailure(), { objectMode: false }));
 }
