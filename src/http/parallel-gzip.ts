@@ -7,6 +7,7 @@
 // stream compresses on one thread: for the 68 MB answer of a resolve of
 // 100,000 lines that was most of the time after the query.
 
+import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 import { constants, crc32, deflateRaw, type ZlibOptions } from 'node:zlib';
 
@@ -26,11 +27,17 @@ export interface ParallelGzipOptions {
   inFlight?: number;
 }
 
+/**
+ * Pieces at once by default: one per core, but at most half of libuv's pool, which file reads, DNS and every other
+ * response's compression share (a resolve must not queue them behind its pieces).
+ */
+const DEFAULT_IN_FLIGHT = Math.max(1, Math.min(availableParallelism(), Math.floor((Number(process.env.UV_THREADPOOL_SIZE) || 4) / 2)));
+
 /** The gzip member of a body given in blocks, compressed a piece at a time on several threads, in order. */
 export async function* parallelGzip(blocks: AsyncIterable<Buffer> | Iterable<Buffer>, opts: ParallelGzipOptions = {}): AsyncGenerator<Buffer> {
   const level = opts.level ?? 1;
   const pieceBytes = opts.pieceBytes ?? 1 << 20;
-  const inFlight = Math.max(1, opts.inFlight ?? 4);
+  const inFlight = Math.max(1, opts.inFlight ?? DEFAULT_IN_FLIGHT);
   const pending: Promise<Buffer>[] = [];
   let crc = 0;
   let size = 0;
