@@ -2,11 +2,17 @@
 // whatever the blocks (empty ones, ones smaller or larger than a piece, a body
 // of no byte at all), the output is one gzip member that the system's gzip
 // and Node's zlib both read back to exactly the input, CRC and length checked.
+// A streamed body that fails half-way still ends in its error line and a cut
+// transfer, gzipped or not (src/http/streams.ts).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { gunzipSync } from 'node:zlib';
+import { request } from 'node:http';
+import { constants, gunzipSync } from 'node:zlib';
+import Fastify from 'fastify';
+import type { AppContext } from '../src/core/context.ts';
+import { sendBlocks } from '../src/http/streams.ts';
 import { parallelGzip } from '../src/http/parallel-gzip.ts';
 
 /** Text that compresses like a resolve's answer (repeated keys, varying identifiers), from a fixed seed. */
@@ -65,4 +71,43 @@ test('parallel gzip: an empty body is a valid empty member; a damaged trailer is
   bad[bad.length - 6]! ^= 0xff;
   assert.throws(() => gunzipSync(bad));
   assert.notEqual(spawnSync('gzip', ['-dc'], { input: bad }).status, 0);
+});
+
+test('a body that fails half-way, gzipped on every core or not: the blocks before it and the error line arrive, and the transfer is cut, never ended', async () => {
+  const app = Fastify();
+  app.decorate('ctx', { config: { writeTimeoutMs: 10_000, streamMaxS: 60 } } as unknown as AppContext);
+  const block = sample(700_000, 11);
+  app.get('/body', (req, reply) => {
+    async function* failing(): AsyncGenerator<Buffer> {
+      yield block;
+      yield block;
+      throw new Error('the engine went away');
+    }
+    return sendBlocks(req, reply, failing(), { gzipOnCores: true });
+  });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    for (const encoding of ['gzip', 'identity']) {
+      const got = await new Promise<{ encoding: string | undefined; bytes: Buffer; complete: boolean }>((resolve) => {
+        const parts: Buffer[] = [];
+        const req = request(`${url}/body`, { headers: { 'accept-encoding': encoding } }, (res) => {
+          res.on('data', (d: Buffer) => parts.push(d));
+          const done = () => resolve({ encoding: res.headers['content-encoding'], bytes: Buffer.concat(parts), complete: res.complete });
+          res.on('end', done);
+          res.on('aborted', done);
+          res.on('error', done);
+        });
+        req.on('error', () => resolve({ encoding: undefined, bytes: Buffer.concat(parts), complete: false }));
+        req.end();
+      });
+      assert.equal(got.complete, false, `${encoding}: the transfer must not end cleanly`);
+      assert.equal(got.encoding, encoding === 'gzip' ? 'gzip' : undefined);
+      // What a reader gets: gzip read as far as it goes (the stream is whole up to the cut).
+      const text = encoding === 'gzip' ? gunzipSync(got.bytes, { finishFlush: constants.Z_SYNC_FLUSH }) : got.bytes;
+      assert.ok(text.subarray(0, 2 * block.length).equals(Buffer.concat([block, block])), `${encoding}: the blocks before the failure`);
+      assert.match(text.subarray(2 * block.length).toString(), /^# ERROR: the manifest was cut here: internal error\n$/, encoding);
+    }
+  } finally {
+    await app.close();
+  }
 });
