@@ -4,6 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -114,5 +115,27 @@ export function freePort(): Promise<number> {
       const p = (s.address() as { port: number }).port;
       s.close(() => resolve(p));
     });
+  });
+}
+
+/**
+ * A request whose answer is read as the bytes sent (fetch would decompress them), to its end or to a cut:
+ * `complete` is false when the transfer was cut before it ended.
+ */
+export function rawHttp(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer; complete: boolean }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      // 'close' comes after 'end', or after a cut (then with an error, ignored: complete says it).
+      res.on('error', () => {});
+      res.on('close', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), complete: res.complete }));
+    });
+    // Before an answer, a failed request is an error; after it, the answer's 'close' settles.
+    req.on('error', reject);
+    req.end(opts.body);
   });
 }

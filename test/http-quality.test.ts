@@ -5,10 +5,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { gunzipSync, brotliDecompressSync } from 'node:zlib';
-import { request } from 'node:http';
 import { createContext, type AppContext } from '../src/core/context.ts';
 import { buildApp } from '../src/http/app.ts';
-import { startServer, testConfig, testDataset, type TestServer } from './fixture.ts';
+import { rawHttp, startServer, testConfig, testDataset, type TestServer } from './fixture.ts';
 
 let s: TestServer;
 before(async () => {
@@ -18,25 +17,12 @@ after(async () => {
   await s.close();
 });
 
-/** Raw GET so the body is not decompressed by the client. */
-function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    request(url, { headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
-
 test('responses are compressed with gzip or brotli when asked', async () => {
   const plain = await (await s.get('/v3/collections')).text();
-  const gz = await rawGet(s.url + '/v3/collections', { 'accept-encoding': 'gzip' });
+  const gz = await rawHttp(s.url + '/v3/collections', { headers: { 'accept-encoding': 'gzip' } });
   assert.equal(gz.headers['content-encoding'], 'gzip');
   assert.equal(gunzipSync(gz.body).toString(), plain);
-  const br = await rawGet(s.url + '/v3/collections', { 'accept-encoding': 'br' });
+  const br = await rawHttp(s.url + '/v3/collections', { headers: { 'accept-encoding': 'br' } });
   assert.equal(br.headers['content-encoding'], 'br');
   assert.equal(brotliDecompressSync(br.body).toString(), plain);
   assert.ok(br.body.length < plain.length / 2);

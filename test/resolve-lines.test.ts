@@ -8,10 +8,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { request, type IncomingHttpHeaders } from 'node:http';
 import { brotliDecompressSync } from 'node:zlib';
 import { parseSavedLine, splitLines } from '../src/core/rules/saved-lines.ts';
-import { startServer, testDataset, type TestServer } from './fixture.ts';
+import { rawHttp, startServer, testDataset, type TestServer } from './fixture.ts';
 
 const CLI = fileURLToPath(new URL('../bin/idqs.cjs', import.meta.url));
 
@@ -124,26 +123,17 @@ test('a manifest longer than one written block (2,000 lines), with repeated line
     // gzip (made in pieces on several threads: this answer is several pieces) is the same bytes once read by the
     // system's gzip; br stays with the compression plugin. Both say they vary by Accept-Encoding.
     const raw = (encoding: string) =>
-      new Promise<{ headers: IncomingHttpHeaders; bytes: Buffer }>((resolve, reject) => {
-        const req = request(`${big.url}/v3/series/resolve`, { method: 'POST', headers: { 'content-type': 'application/json', 'accept-encoding': encoding } }, (res) => {
-          const parts: Buffer[] = [];
-          res.on('data', (d: Buffer) => parts.push(d));
-          res.on('end', () => resolve({ headers: res.headers, bytes: Buffer.concat(parts) }));
-          res.on('error', reject);
-        });
-        req.on('error', reject);
-        req.end(JSON.stringify({ text: lines.join('\n') }));
-      });
+      rawHttp(`${big.url}/v3/series/resolve`, { method: 'POST', headers: { 'content-type': 'application/json', 'accept-encoding': encoding }, body: JSON.stringify({ text: lines.join('\n') }) });
     const gz = await raw('gzip, deflate');
     assert.equal(gz.headers['content-encoding'], 'gzip');
     assert.match(String(gz.headers.vary), /accept-encoding/i);
-    assert.ok(gz.bytes.length < body.length / 4, `${gz.bytes.length} gzip bytes for ${body.length}`);
-    const unzipped = spawnSync('gzip', ['-dc'], { input: gz.bytes, maxBuffer: 1 << 28 });
+    assert.ok(gz.body.length < body.length / 4, `${gz.body.length} gzip bytes for ${body.length}`);
+    const unzipped = spawnSync('gzip', ['-dc'], { input: gz.body, maxBuffer: 1 << 28 });
     assert.equal(unzipped.status, 0, unzipped.stderr.toString());
     assert.equal(unzipped.stdout.toString('utf8'), body);
     const br = await raw('br;q=1, gzip;q=0.5');
     assert.equal(br.headers['content-encoding'], 'br');
-    assert.equal(brotliDecompressSync(br.bytes).toString('utf8'), body);
+    assert.equal(brotliDecompressSync(br.body).toString('utf8'), body);
     assert.equal(out.lines.length, 4500);
     const revised = rows.filter((r) => r.revised === true).length;
     assert.ok(revised > 0 && revised < 1500, `${revised} of the series have earlier versions`);
