@@ -45,9 +45,11 @@ export interface Config {
   writeTimeoutMs: number;
   streamMaxS: number;
   /** Caller SQL: worker processes, their memory, queue, deadline and result caps. */
+  /** A size, or 'auto': sized from the machine (src/core/engine/caller-sizing.ts). */
   sqlMemoryLimit: string;
   sqlThreads: number;
-  sqlConnections: number;
+  /** Worker processes, or 'auto': one per core, at most four. */
+  sqlConnections: number | 'auto';
   sqlQueue: number;
   sqlTimeoutMs: number;
   sqlMaxRows: number;
@@ -106,6 +108,8 @@ export interface Config {
   tokenSecret: string;
   /** idqs serve: worker processes sharing its port; 1 = a single process (the default), 0 = one per core. */
   workers: number;
+  /** Processes of the fleet this one belongs to (set by the fleet's primary); 1 when serving alone. */
+  fleetSize: number;
 }
 
 /** A size the engine reads: 512MB, 2 GB, 1.5GiB, 100KB. */
@@ -166,9 +170,19 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_EXPORT_BUFFER_MB: { key: 'exportBufferMb', schema: int(32, 1, 4096), doc: 'most an export spools ahead of its client (then it pauses and re-reads)' },
   IDQS_WRITE_TIMEOUT_MS: { key: 'writeTimeoutMs', schema: int(30_000, 1), doc: 'a streamed response whose client takes no byte for this long is cut' },
   IDQS_STREAM_MAX_S: { key: 'streamMaxS', schema: int(600, 1), doc: 'longest a streamed response may take, however fast its client reads' },
-  IDQS_SQL_MEMORY_LIMIT: { key: 'sqlMemoryLimit', schema: size('2GB'), doc: 'memory of caller SQL, split among its worker processes (a hard cap each)' },
+  IDQS_SQL_MEMORY_LIMIT: {
+    key: 'sqlMemoryLimit',
+    schema: Type.Union([Type.Literal('auto'), Type.String({ pattern: SIZE })], { default: 'auto', description: 'auto or a size such as 512MB or 2GB' }),
+    doc: 'memory of caller SQL, split among its worker processes; `auto` = a quarter of the memory this machine (or its container) has, divided among the fleet\'s processes',
+    parse: (raw) => (raw.trim().toLowerCase() === 'auto' ? 'auto' : raw.trim()),
+  },
   IDQS_SQL_THREADS: { key: 'sqlThreads', schema: int(1, 1, 256), doc: 'engine threads per caller-SQL worker' },
-  IDQS_SQL_CONNECTIONS: { key: 'sqlConnections', schema: int(4, 1, 64), doc: 'caller-SQL worker processes (queries at once)' },
+  IDQS_SQL_CONNECTIONS: {
+    key: 'sqlConnections',
+    schema: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 64 })], { default: 'auto', description: 'auto or an integer from 1 to 64' }),
+    doc: 'caller-SQL worker processes (queries at once); `auto` = one per core, at most four',
+    parse: (raw) => (raw.trim().toLowerCase() === 'auto' ? 'auto' : /^\s*\d+\s*$/.test(raw) ? Number(raw) : raw),
+  },
   IDQS_SQL_QUEUE: { key: 'sqlQueue', schema: int(32, 0, 100_000), doc: 'caller queries that may wait for a worker' },
   IDQS_SQL_TIMEOUT_MS: { key: 'sqlTimeoutMs', schema: int(30_000, 1), doc: 'caller SQL is stopped after this (504 `query_timeout`), its worker replaced if it does not stop' },
   IDQS_SQL_MAX_ROWS: { key: 'sqlMaxRows', schema: int(5000, 1), doc: 'default `max_rows` of `/v3/sql`' },
@@ -242,6 +256,7 @@ export const OTHER_VARIABLES: Record<string, string> = {
   IDQS_RELEASE_GCS_URL: 'release source base URL',
   IDQS_RELEASE_GITHUB_URL: 'release source base URL',
   IDQS_PYPI_INDEX: 'release source: package index',
+  IDQS_FLEET_SIZE: 'idqs serve --workers: the fleet size its primary tells each worker (auto sizing divides by it)',
   IDQS_SKIP_REAL_DATA: 'npm test: skip the real-release tests',
   IDQS_BENCH_DIR: 'bench:data: scratch folder',
 };
@@ -355,7 +370,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       }
     }
     for (const name of ['IDQS_MEMORY_LIMIT', 'IDQS_SQL_MEMORY_LIMIT', 'IDQS_TEMP_DIR_SIZE']) {
-      if (!bad.has(name) && sizeBytes(String(data[name])) < 16 * 1024 * 1024) problems.push(`${name}=${JSON.stringify(data[name])} is below 16MB, too little for the engine.`);
+      if (!bad.has(name) && data[name] !== 'auto' && sizeBytes(String(data[name])) < 16 * 1024 * 1024) problems.push(`${name}=${JSON.stringify(data[name])} is below 16MB, too little for the engine.`);
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);
@@ -365,6 +380,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (name === 'IDQS_CACHE_DIR') continue;
     cfg[s.key] = data[name] ?? null;
   }
+  const fleet = Number(env.IDQS_FLEET_SIZE);
+  cfg.fleetSize = Number.isInteger(fleet) && fleet > 0 ? fleet : 1;
   const trim = (u: unknown) => (typeof u === 'string' ? u.replace(/\/+$/, '') : null);
   for (const k of ['viewerBaseUrl', 'publicUrl', 'cloud1Endpoint', 'cloud2Endpoint'] as const) cfg[k] = trim(cfg[k]);
   return cfg as unknown as Config;

@@ -305,6 +305,10 @@ releaseOptions(serve, true)
     const app = await buildServer(ctx, { logger: { level: cfg.logLevel, stream } });
     const address = await app.listen({ port: o.port, host: o.host });
     // No caller-SQL worker is started here: the first query starts one (idle ones are stopped after IDQS_SQL_IDLE_S).
+    if (!worker) {
+      const caller = ctx.engine.options.caller;
+      say(`caller SQL: up to ${caller.workers} worker process(es) of ${Math.round(caller.memoryBytes / caller.workers / 1e6)} MB each, IDQS_SQL_MEMORY_LIMIT=${caller.memoryLimit}`);
+    }
     const who = worker ? ` (fleet worker ${fleetWorkerId()}, pid ${process.pid})` : '';
     const serving = several ? `data releases ${named}` : `data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''}`;
     const banner = `IDQS ${ctx.serverVersion} serving ${serving} at ${address} (explorer: ${address}/, docs: ${address}/v3/docs)`;

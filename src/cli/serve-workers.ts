@@ -54,7 +54,8 @@ export function runFleet(o: FleetOptions): void {
   let drainedClean = true;
 
   const start = (slot: number) => {
-    const w = cluster.fork();
+    // Each worker sizes its caller SQL as one of the fleet (IDQS_SQL_MEMORY_LIMIT=auto divides by it).
+    const w = cluster.fork({ IDQS_FLEET_SIZE: String(o.workers) });
     slots.set(w, slot);
   };
   const slots = new Map<Worker, number>();

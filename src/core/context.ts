@@ -4,6 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { sizeBytes, type Config } from '../config.ts';
+import { callerSizing } from './engine/caller-sizing.ts';
 import { Engine, type EngineOptions } from './engine/engine.ts';
 import { detached, forCaller } from './engine/work.ts';
 import { TABLES } from './registry/tables.ts';
@@ -96,6 +97,7 @@ async function loadCatalog(engine: Engine): Promise<Catalog> {
 
 /** The engine's budgets, from the configuration. */
 export function engineOptions(c: Config, path: string): EngineOptions {
+  const sizing = callerSizing(c);
   return {
     path,
     curated: {
@@ -117,11 +119,11 @@ export function engineOptions(c: Config, path: string): EngineOptions {
     },
     facets: { slots: c.facetSlots, queue: c.facetQueue, queueTimeoutMs: c.queueTimeoutMs },
     caller: {
-      workers: c.sqlConnections,
-      memoryBytes: sizeBytes(c.sqlMemoryLimit),
-      memoryLimit: c.sqlMemoryLimit,
+      workers: sizing.workers,
+      memoryBytes: sizing.memoryBytes,
+      memoryLimit: sizing.memoryText,
       threads: c.sqlThreads,
-      tempDirSize: `${Math.max(16, Math.floor(sizeBytes(c.tempDirSize) / c.sqlConnections / 1e6))}MB`,
+      tempDirSize: `${Math.max(16, Math.floor(sizeBytes(c.tempDirSize) / sizing.workers / 1e6))}MB`,
       queue: c.sqlQueue,
       queueTimeoutMs: c.queueTimeoutMs,
       timeoutMs: c.sqlTimeoutMs,
