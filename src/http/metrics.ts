@@ -55,6 +55,22 @@ export function createMetrics(engine: Engine): Metrics {
     },
   });
   new Gauge({
+    name: 'idqs_sql_worker_replaced',
+    help: 'Caller-SQL worker processes replaced after a query because they ran out of memory or held more than their share, since start.',
+    registers: [registry],
+    collect() {
+      this.set(engine.stats().sql.replaced);
+    },
+  });
+  new Gauge({
+    name: 'idqs_sql_worker_resident_bytes',
+    help: 'Resident memory of the running caller-SQL worker processes, together.',
+    registers: [registry],
+    collect() {
+      this.set(engine.sql.memory().reduce((sum, w) => sum + w.rss, 0));
+    },
+  });
+  new Gauge({
     name: 'idqs_database_fault',
     help: '1 when a database read error has been seen (the file is damaged or unreadable).',
     registers: [registry],

@@ -1,8 +1,11 @@
 // Caller SQL runs in worker processes (./sql-worker.ts), one query each at a
 // time, admitted through a budget (bounded queue, queue deadline). Each
-// worker has a hard memory cap the kernel enforces (prlimit's RLIMIT_DATA,
-// plus V8's heap limit and DuckDB's own limit) and a lower CPU priority, so
-// a runaway query can neither take the server's memory nor its cores. The
+// worker has a share of the caller-SQL memory (./caller-sizing.ts): the
+// engine's own limit, past which it spills, V8's heap limit, and above both a
+// hard cap the kernel enforces (./worker-memory.ts), and a lower CPU priority,
+// so a runaway query can neither take the server's memory nor its cores. A
+// worker that ends a query holding more than its share, or near its cap, or
+// that ran out of memory, is replaced before the next query, never reused. The
 // run deadline is real: at the deadline (or when the client leaves) the
 // worker is asked to interrupt, and killed and replaced if it does not stop
 // within a second; the caller gets its 504 as soon as the worker is free,
@@ -17,7 +20,7 @@
 // when it exits; those left by a server that was killed are removed at the
 // next start-up (./worker-temp.ts).
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { existsSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -30,6 +33,7 @@ import { DeadlineReached, currentWork, deadline, outsideWork } from './work.ts';
 import type { FromWorker, WorkerResult, WorkerSetup } from './sql-worker.ts';
 import type { JsonValue } from './json.ts';
 import { makeWorkerTempDir } from './worker-temp.ts';
+import { overShare, planWorkerMemory, procMemory, runningCap, type ProcMemory, type WorkerMemoryPlan } from './worker-memory.ts';
 
 /** What work given to a closed engine (or caught by its close) is answered. */
 export const engineClosed = () => cancelled('The engine is closed: the service is shutting down.');
@@ -39,7 +43,7 @@ export interface SqlWorkersOptions {
   workers: number;
   /** Memory of caller SQL in bytes, split evenly among the workers. */
   memoryBytes: number;
-  /** The setting as written (2GB), for messages. */
+  /** The setting as an operator reads it (2GB, or auto and what it came to), for messages. */
   memoryLimit: string;
   threads: number;
   tempDirSize: string;
@@ -77,14 +81,6 @@ const KILL_GRACE_MS = 1000;
  * own work comes first; not the lowest, so caller SQL still moves on a host busy with other work.
  */
 const WORKER_NICENESS = 10;
-/** Address space a worker needs besides its share (Node, the engine, thread stacks), bytes. */
-const BASE_DATA_BYTES = 320 * 1024 * 1024;
-/**
- * Run from source (tests, development), the worker also loads tsx, whose module hooks run in a
- * second V8 instance; from Node 22 on, that one's reservations need this much more address space
- * (Node 24 fails to start under the production cap: "Failed to reserve virtual memory for CodeRange").
- */
-const SOURCE_DATA_BYTES = Number(process.versions.node.split('.')[0]) >= 22 ? 768 * 1024 * 1024 : 0;
 const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => existsSync(p)) ?? null;
 const NICE = ['/usr/bin/nice', '/bin/nice'].find((p) => existsSync(p)) ?? null;
 /** util-linux, like prlimit: sets the parent-death signal, which survives the exec of prlimit and Node. */
@@ -110,6 +106,9 @@ interface Worker {
   idleStop: boolean;
   idleTimer: NodeJS.Timeout | null;
   stderr: string;
+  /** What it held once started, and the kernel cap then set (null where prlimit or /proc is missing). */
+  started: ProcMemory | null;
+  cap: number | null;
 }
 
 function formatSeconds(ms: number): string {
@@ -123,12 +122,14 @@ export class SqlWorkers {
   private nextId = 1;
   private closed = false;
   private restarts = 0;
+  /** Workers replaced after a query because of what they held (not crashes). */
+  private replaced = 0;
   private readonly shareBytes: number;
   /** Every worker process not yet seen to exit, with its exit. */
   private readonly live = new Map<ChildProcess, Promise<void>>();
 
   constructor(private readonly o: SqlWorkersOptions) {
-    const workers: Worker[] = Array.from({ length: o.workers }, (_, index) => ({ index, proc: null, ready: null, tempDir: null, job: null, killed: false, idleStop: false, idleTimer: null, stderr: '' }));
+    const workers: Worker[] = Array.from({ length: o.workers }, (_, index) => ({ index, proc: null, ready: null, tempDir: null, job: null, killed: false, idleStop: false, idleTimer: null, stderr: '', started: null, cap: null }));
     this.pool = new Pool(workers, {
       what: 'SQL queries',
       queue: o.queue,
@@ -137,7 +138,10 @@ export class SqlWorkers {
       maxHoldMs: o.timeoutMs + KILL_GRACE_MS + 5000,
     });
     this.shareBytes = Math.floor(o.memoryBytes / o.workers);
+    this.plan = planWorkerMemory(this.shareBytes);
   }
+
+  private readonly plan: WorkerMemoryPlan;
 
   /** Start `n` workers now so the first queries find them warm. */
   prewarm(n = 1): void {
@@ -149,11 +153,10 @@ export class SqlWorkers {
     const fromSource = here.endsWith('.ts');
     const entry = join(dirname(here), `sql-worker.${fromSource ? 'ts' : 'js'}`);
     w.tempDir = makeWorkerTempDir(w.index);
-    const mb = (b: number) => Math.max(16, Math.floor(b / (1024 * 1024)));
     const setup: WorkerSetup = {
       path: this.o.path,
       // The engine gets most of the share; the rest is for the rows being serialised.
-      memoryLimit: `${mb(this.shareBytes * 0.6)}MB`,
+      memoryLimit: `${this.plan.engineMb}MB`,
       threads: this.o.threads,
       tempDir: w.tempDir,
       tempDirSize: this.o.tempDirSize,
@@ -163,13 +166,14 @@ export class SqlWorkers {
     };
     const node = [
       ...(fromSource ? ['--import', import.meta.resolve('tsx')] : []),
-      `--max-old-space-size=${mb(this.shareBytes * 0.4)}`,
+      `--max-old-space-size=${this.plan.heapMb}`,
       entry,
       JSON.stringify(setup),
     ];
     // Limits are set before Node starts, so every thread the engine creates inherits them.
     const argv = [process.execPath, ...node];
-    if (PRLIMIT) argv.unshift(PRLIMIT, `--data=${this.shareBytes + BASE_DATA_BYTES + (fromSource ? SOURCE_DATA_BYTES : 0)}`, '--');
+    // A loose cap while it starts; the running cap is set once it is ready (capOnceStarted).
+    if (PRLIMIT) argv.unshift(PRLIMIT, `--data=${this.plan.startCapBytes}`, '--');
     // Each of these execs the next, so the worker keeps the pid spawn gave it and the server stays its parent.
     if (SETPRIV) argv.unshift(SETPRIV, '--pdeathsig', 'KILL');
     if (NICE) argv.unshift(NICE, '-n', String(WORKER_NICENESS));
@@ -196,22 +200,28 @@ export class SqlWorkers {
     this.live.set(proc, new Promise<void>((resolve) => proc.once('exit', () => resolve())).finally(() => this.live.delete(proc)));
     proc.stderr?.setEncoding('utf8');
     proc.stderr?.on('data', (d: string) => (w.stderr = (w.stderr + d).slice(-4000)));
+    let started = false;
+    w.started = null;
+    w.cap = null;
     w.ready = new Promise<void>((resolve, reject) => {
-      const onMessage = (m: FromWorker) => {
-        if (m.t === 'ready') {
+      proc.on('message', (m: FromWorker) => {
+        if (m.t !== 'ready') return this.onMessage(w, m);
+        void this.capOnceStarted(w, proc).then(() => {
+          started = true;
           resolve();
-        } else this.onMessage(w, m);
-      };
-      proc.on('message', onMessage);
+        });
+      });
       proc.once('exit', (code, signal) => {
-        if (w.proc === proc && w.ready !== null) {
-          // Exited before it was ready: it could not open the database.
+        // Exited before it was ready (a stop of a running worker, idle or not, is no failure to start).
+        if (w.proc === proc && !started) {
           const cause = w.stderr.trim().split('\n').slice(-2).join(' | ');
           const fault = SERVER_FAULT.test(cause);
-          this.events.emit('operator', { level: 'error', msg: fault ? 'database read error: the database file is damaged or unreadable (a caller-SQL worker could not open it)' : 'caller-SQL worker could not start', cause, exit: code ?? signal, req_id: requestId });
+          if (!w.killed) {
+            this.events.emit('operator', { level: 'error', msg: fault ? 'database read error: the database file is damaged or unreadable (a caller-SQL worker could not open it)' : 'caller-SQL worker could not start', cause, exit: code ?? signal, req_id: requestId });
+          }
           reject(unavailable(fault ? 'The database could not be read; the operator has been told. Retry later.' : 'The SQL worker could not start; the operator log has the cause. Retry later.'));
         }
-        this.onExit(w, proc, code, signal);
+        this.onExit(w, proc, code, signal, started);
       });
       proc.once('error', (e) => reject(unavailable(`The SQL worker could not start: ${e.message}`)));
     });
@@ -235,7 +245,63 @@ export class SqlWorkers {
     }
   }
 
-  private onExit(w: Worker, proc: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+  /** Once a worker is ready: what it holds, and the kernel cap tightened to that plus its allowance. */
+  private async capOnceStarted(w: Worker, proc: ChildProcess): Promise<void> {
+    const pid = proc.pid;
+    const held = pid ? procMemory(pid) : null;
+    w.started = held;
+    if (!held || !pid || !PRLIMIT) return;
+    const cap = runningCap(this.plan, held.data);
+    await new Promise<void>((resolve) =>
+      execFile(PRLIMIT, ['--pid', String(pid), `--data=${cap}`], (e) => {
+        if (e) this.events.emit('operator', { level: 'warn', msg: 'caller-SQL worker: its memory cap could not be tightened; it keeps its start-up cap', cause: e.message });
+        else if (w.proc === proc) w.cap = cap;
+        resolve();
+      }),
+    );
+  }
+
+  /** After a query: a worker that ran out of memory, or now holds more than its share, is replaced at once. */
+  private checkAfterQuery(w: Worker, e: Error | null): void {
+    const proc = w.proc;
+    if (!proc?.pid || this.closed) return;
+    let why: string | null = null;
+    if (e instanceof IdqsError && e.code === 'resource_exhausted') why = 'its query ran out of memory';
+    else if (w.started) {
+      const now = procMemory(proc.pid);
+      if (now) why = overShare(now, w.started, this.shareBytes, w.cap);
+    }
+    if (why) this.replace(w, proc, why);
+  }
+
+  /** Kill `proc` without calling it a crash, and start the worker's next process now, warm for the next query. */
+  private replace(w: Worker, proc: ChildProcess, why: string): void {
+    this.replaced++;
+    this.events.emit('operator', { level: 'info', msg: `caller-SQL worker replaced before its next query: ${why}` });
+    const tempDir = w.tempDir;
+    // Detached first: its exit then touches neither the worker's new process nor its folder.
+    w.proc = null;
+    w.ready = null;
+    w.tempDir = null;
+    proc.once('exit', () => {
+      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+    });
+    proc.kill('SIGKILL');
+    this.warm(w);
+  }
+
+  /** Start `w`'s process outside any request; once ready it is stopped when idle like any other. */
+  private warm(w: Worker): void {
+    if (this.closed) return;
+    this.ensure(w).then(
+      () => {
+        if (!w.job) this.stopWhenIdle(w);
+      },
+      () => undefined,
+    );
+  }
+
+  private onExit(w: Worker, proc: ChildProcess, code: number | null, signal: NodeJS.Signals | null, started: boolean): void {
     if (w.proc !== proc) return;
     const killed = w.killed;
     w.proc = null;
@@ -265,6 +331,8 @@ export class SqlWorkers {
         msg`The query was stopped: the SQL worker running it ended (${String(code ?? signal)}), most likely because it needed more than its memory share (${share} of ${setting('IDQS_SQL_MEMORY_LIMIT')}=${this.o.memoryLimit}). Aggregate, filter or add a LIMIT, and retry.`,
       ),
     );
+    // A worker that had started (it did not fail to open the database) is replaced now, not on next use.
+    if (started) this.warm(w);
   }
 
   /** Stop the worker once it has been idle for idleMs, so an idle server holds no worker's memory. */
@@ -318,7 +386,9 @@ export class SqlWorkers {
           d.clear();
           d.signal.removeEventListener('abort', onAbort);
           w.job = null;
-          this.stopWhenIdle(w);
+          // Before the slot is free: the next query must find the replacement, never this process.
+          this.checkAfterQuery(w, e);
+          if (w.proc) this.stopWhenIdle(w);
           lease.release();
           if (answered) return;
           answered = true;
@@ -358,8 +428,17 @@ export class SqlWorkers {
     });
   }
 
-  stats(): BudgetStats & { restarts: number; running: number } {
-    return { ...this.pool.stats(), restarts: this.restarts, running: this.pool.all().filter((w) => w.proc !== null).length };
+  stats(): BudgetStats & { restarts: number; replaced: number; running: number } {
+    return { ...this.pool.stats(), restarts: this.restarts, replaced: this.replaced, running: this.pool.all().filter((w) => w.proc !== null).length };
+  }
+
+  /** What the running workers hold now (resident and address space, bytes), for metrics and tests. */
+  memory(): { pid: number; rss: number; data: number; cap: number | null }[] {
+    return this.pool.all().flatMap((w) => {
+      const pid = w.proc?.pid;
+      const now = pid ? procMemory(pid) : null;
+      return pid && now ? [{ pid, ...now, cap: w.cap }] : [];
+    });
   }
 
   /** Stop every worker (running queries are answered as cancelled); `stopped` says when they are gone. */
