@@ -6,12 +6,23 @@
 # .cache/node24 of this repository and reused. Progress goes to stderr, so
 #   PATH="$(scripts/ensure-node.sh):$PATH"
 # is all a caller writes (.ci/run does; so may any other CI step).
+#
+# With an argument (22 or 24), prints the directory of exactly that major line instead, installed
+# the same way into .cache/node<major> when the machine's node is another one (CI runs the tests of
+# caller SQL's memory on Node 22 as well as 24 this way).
 set -euo pipefail
 min=22
+want="${1:-}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
 
-if command -v node > /dev/null && [ "$(major node)" -ge "$min" ]; then
+if [ -n "$want" ]; then
+  case "$want" in 22|24) ;; *) echo "ensure-node: a major line is 22 or 24, not $want" >&2; exit 2 ;; esac
+  if command -v node > /dev/null && [ "$(major node)" = "$want" ]; then
+    dirname "$(command -v node)"
+    exit 0
+  fi
+elif command -v node > /dev/null && [ "$(major node)" -ge "$min" ]; then
   dirname "$(command -v node)"
   exit 0
 fi
@@ -23,11 +34,12 @@ case "$(uname -s)-$(uname -m)" in
     exit 1
     ;;
 esac
-prefix="$root/.cache/node24"
+line="${want:-24}"
+prefix="$root/.cache/node$line"
 bin="$prefix/node_modules/$pkg/bin"
-if [ "$(major "$bin/node")" -lt "$min" ]; then
-  echo "ensure-node: $(node --version 2>/dev/null || echo 'no node') here; installing Node 24 ($pkg) from the npm registry into .cache/node24" >&2
-  npm install --no-save --no-package-lock --no-audit --no-fund --prefix "$prefix" "$pkg@24" >&2
+if [ "$(major "$bin/node")" != "$line" ]; then
+  echo "ensure-node: $(node --version 2>/dev/null || echo 'no node') here; installing Node $line ($pkg) from the npm registry into .cache/node$line" >&2
+  npm install --no-save --no-package-lock --no-audit --no-fund --prefix "$prefix" "$pkg@$line" >&2
 fi
 if [ "$(major "$bin/node")" -lt "$min" ]; then
   echo "ensure-node: $bin/node does not run here" >&2
