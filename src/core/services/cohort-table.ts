@@ -4,18 +4,15 @@
 // of the viewer /v3/viewer-url would choose for them.
 
 import type { AppContext } from '../context.ts';
-import type { Param, Row } from '../engine/engine.ts';
+import type { Row } from '../engine/engine.ts';
 import { didYouMean, field, invalidQuery, invalidRequest, msg } from '../errors.ts';
 import { compileFilter, type FilterObject } from '../filters/v3.ts';
 import { suggest } from '../suggest.ts';
 import type { FiltersApplied } from './cohort.ts';
-import { readyCohortIndex, type CohortIndex } from './cohort-index/build.ts';
-import { selectRows, type Selection } from './cohort-index/evaluate.ts';
-import { groupedPage, loadEngineRanks, sortedSeries } from './cohort-index/table-page.ts';
-import { distinctPrefixes } from './cohort-index/group.ts';
-import { pagePositions, rowsAt, sizeOf } from './cohort-index/page.ts';
+import { answer } from '../planner/plan.ts';
+import type { TablePageAsk } from '../planner/questions.ts';
 import { MANIFEST_ORDER } from '../rules/manifest-order.ts';
-import { round, toNumber } from './numbers.ts';
+import { round } from './numbers.ts';
 import { defaultViewer, viewerLink } from './viewer.ts';
 
 export const TABLE_LEVELS = ['collections', 'patients', 'studies', 'series'] as const;
@@ -152,34 +149,12 @@ export async function cohortTable(ctx: AppContext, req: TableRequest): Promise<C
   }
   const page = Math.max(0, Math.floor(req.page ?? 0));
 
-  const select = def.columns.map((c) => `${c.sql} AS "${c.name}"`).join(', ');
-  const group = def.keys.length > 0 ? ` GROUP BY ${def.keys.join(', ')}` : '';
-  const orderBy = `${sort ? `"${sort}" ${order.toUpperCase()} NULLS LAST, ` : ''}${def.unique}`;
-  const params: Param[] = [...compiled.params];
-  // From the cohort index when it can: the number of rows, and the page's order by row id (table-page.ts).
-  const ix = readyCohortIndex(ctx);
-  const sel = ix && selectRows(ix, compiled.filters_applied);
-  const offset = page * pageSize;
-  const fromIndex = ix && sel && Number.isSafeInteger(offset) ? await indexedPage(ctx, ix, sel, level, select, sort, order === 'desc', offset, pageSize) : null;
-  const indexedTotal = fromIndex ? fromIndex.total : ix && sel ? (level === 'series' ? sizeOf(ix, sel) : distinctPrefixes(ix, sel, def.keys.length as 1 | 2 | 3)) : null;
-  const [rows, total] = await Promise.all([
-    fromIndex
-      ? fromIndex.rows
-      : ctx.engine.rows(`SELECT ${select} FROM "index" WHERE ${compiled.where}${group} ORDER BY ${orderBy} LIMIT ? OFFSET ?`, [...params, pageSize, offset]),
-    indexedTotal !== null
-      ? { n: indexedTotal }
-      : ctx.engine.one(
-          def.keys.length > 0
-            ? `SELECT count(*) AS n FROM (SELECT 1 FROM "index" WHERE ${compiled.where}${group})`
-            : `SELECT count(*) AS n FROM "index" WHERE ${compiled.where}`,
-          params,
-        ),
-  ]);
+  const ask = tableAsk(level, sort, order, page * pageSize, pageSize);
+  const [rows, n] = await Promise.all([answer('tableRows', ctx, compiled, ask), answer('tableTotal', ctx, compiled, ask)]);
   if (level === 'series') {
     for (const r of rows) if (typeof r.series_size_MB === 'number') r.series_size_MB = round(r.series_size_MB, 3);
   }
   if (level === 'studies' || level === 'series') await addViewerLinks(ctx, rows);
-  const n = toNumber(total?.n);
   return {
     level,
     columns: [...def.columns.map((c) => c.name), ...(level === 'studies' || level === 'series' ? ['viewer_url'] : [])],
@@ -195,22 +170,19 @@ export async function cohortTable(ctx: AppContext, req: TableRequest): Promise<C
   };
 }
 
-/** A page of the table from the index: series by row id (sorted on a column it holds), or grouped rows (table-page.ts); null: ask SQL. */
-async function indexedPage(
-  ctx: AppContext,
-  ix: CohortIndex,
-  sel: Selection | 'all',
-  level: TableLevel,
-  select: string,
-  sort: string | null,
-  desc: boolean,
-  offset: number,
-  size: number,
-): Promise<{ rows: Row[]; total: number } | null> {
-  if (level !== 'series') return groupedPage(ctx, ix, sel, level, select, sort, desc, offset, size);
-  await loadEngineRanks(ctx, ix, sort);
-  const positions = sort === null ? pagePositions(ix, sel, offset, size) : sortedSeries(ix, sel, sort, desc, offset, size);
-  return positions && { rows: await rowsAt(ctx, ix, positions, select), total: sizeOf(ix, sel) };
+/** The question a page of the table asks the planner (the level's columns, its sort and its page). */
+export function tableAsk(level: TableLevel, sort: string | null, order: 'asc' | 'desc', offset: number, size: number): TablePageAsk {
+  const def = LEVELS[level];
+  return {
+    level,
+    keys: def.keys,
+    select: def.columns.map((c) => `${c.sql} AS "${c.name}"`).join(', '),
+    sort,
+    desc: order === 'desc',
+    orderBy: `${sort ? `"${sort}" ${order.toUpperCase()} NULLS LAST, ` : ''}${def.unique}`,
+    offset,
+    size,
+  };
 }
 
 /** The viewer link of each row (its study's modalities decide the viewer, as in /v3/viewer-url). */

@@ -5,12 +5,10 @@
 import type { AppContext } from '../context.ts';
 import type { Row } from '../engine/engine.ts';
 import { cohortSql, compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
-import { COUNTS_SELECT, countsFromRow, type Counts } from './version.ts';
+import type { Counts } from './version.ts';
 import { field, invalidRequest, msg } from '../errors.ts';
-import { indexTotals } from './cohort-index/answers.ts';
-import { readyCohortIndex } from './cohort-index/build.ts';
-import { selectRows } from './cohort-index/evaluate.ts';
-import { pagePositions, rowsAt } from './cohort-index/page.ts';
+import { answer } from '../planner/plan.ts';
+import { seriesRowsSql } from '../planner/sql-evaluator.ts';
 import { downloadInfo, MANIFEST_ORDER, type CommandWriter, type DownloadInfo } from './manifest.ts';
 import { asOfCohort, asOfCounts, type AsOfNames } from './as-of.ts';
 
@@ -23,17 +21,9 @@ export interface CohortCounts extends Counts {
   sql: string;
 }
 
-/** The counts of a compiled filter: from the cohort index when it is ready and holds every attribute filtered, else by SQL. */
-export async function cohortCountsOf(ctx: AppContext, compiled: CompiledFilter): Promise<Counts> {
-  const ix = readyCohortIndex(ctx);
-  const totals = ix && indexTotals(ix, compiled.filters_applied);
-  if (totals) return countsFromRow({ ...totals });
-  return countsOf(ctx, compiled);
-}
-
-/** The counts query over a compiled filter (the SQL path, also the index's reference). */
-export async function countsOf(ctx: AppContext, compiled: CompiledFilter): Promise<Counts> {
-  return countsFromRow(await ctx.engine.one(`SELECT ${COUNTS_SELECT} FROM "index" WHERE ${compiled.where}`, compiled.params));
+/** The counts of a compiled filter, from whichever evaluator the planner finds able. */
+export function cohortCountsOf(ctx: AppContext, compiled: CompiledFilter): Promise<Counts> {
+  return answer('counts', ctx, compiled);
 }
 
 export async function cohortCounts(ctx: AppContext, filter: FilterObject): Promise<CohortCounts> {
@@ -101,13 +91,9 @@ function pageSizeOf(ctx: AppContext, requested: number | undefined): number {
   return requested;
 }
 
-/** The queries of a manifest page besides the counts (exported so benchmarks time the same SQL). */
+/** The SQL of a manifest page besides the counts, as the SQL evaluator runs it (exported so benchmarks time the same SQL). */
 export function manifestQueries(compiled: CompiledFilter, pageSize: number, offset: number) {
-  const from = `FROM "index" WHERE ${compiled.where} ORDER BY ${MANIFEST_ORDER}`;
-  return {
-    rows: { sql: `SELECT ${ROW_SELECT} ${from} LIMIT ? OFFSET ?`, params: [...compiled.params, pageSize, offset] },
-    preview: { sql: `SELECT series_cloud1_url ${from} LIMIT ?`, params: [...compiled.params, PREVIEW_SIZE] },
-  };
+  return { rows: seriesRowsSql(compiled, offset, pageSize, ROW_SELECT), preview: seriesRowsSql(compiled, 0, PREVIEW_SIZE, 'series_cloud1_url') };
 }
 
 /**
@@ -128,27 +114,11 @@ export async function cohortManifest(ctx: AppContext, req: ManifestRequest, comm
   const fetchRows = includeRows && Number.isSafeInteger(offset);
   const previewFromPage = fetchRows && page === 0 && pageSize >= PREVIEW_SIZE;
 
-  const ix = readyCohortIndex(ctx);
-  const sel = ix && selectRows(ix, compiled.filters_applied);
-  const totals = ix && sel && indexTotals(ix, compiled.filters_applied);
-  let counts: Counts;
-  let rows: Row[];
-  let previewRows: Row[] | null;
-  if (ix && sel && totals) {
-    // The page's rows by their ids, from the selection the index made.
-    counts = countsFromRow({ ...totals });
-    [rows, previewRows] = await Promise.all([
-      fetchRows ? rowsAt(ctx, ix, pagePositions(ix, sel, offset, pageSize), ROW_SELECT) : Promise.resolve([] as Row[]),
-      previewFromPage ? Promise.resolve(null) : rowsAt(ctx, ix, pagePositions(ix, sel, 0, PREVIEW_SIZE), 'series_cloud1_url'),
-    ]);
-  } else {
-    const q = manifestQueries(compiled, pageSize, offset);
-    [counts, rows, previewRows] = await Promise.all([
-      countsOf(ctx, compiled),
-      fetchRows ? ctx.engine.rows(q.rows.sql, q.rows.params) : Promise.resolve([] as Row[]),
-      previewFromPage ? Promise.resolve(null) : ctx.engine.rows(q.preview.sql, q.preview.params),
-    ]);
-  }
+  const [counts, rows, previewRows] = await Promise.all([
+    answer('counts', ctx, compiled),
+    fetchRows ? answer('seriesRows', ctx, compiled, offset, pageSize, ROW_SELECT) : Promise.resolve([] as Row[]),
+    previewFromPage ? Promise.resolve(null) : answer('seriesRows', ctx, compiled, 0, PREVIEW_SIZE, 'series_cloud1_url'),
+  ]);
   const series = rows as unknown as ManifestRow[];
   const preview = (previewRows ?? series.slice(0, PREVIEW_SIZE)).map((r) => String(r.series_cloud1_url));
   return { ...pageOf(ctx, { counts, page, pageSize, series, preview, commands, applied: compiled.filters_applied }), filters_applied: compiled.filters_applied, warnings };

@@ -11,6 +11,7 @@ import { suggest, suggestionText } from '../suggest.ts';
 import { COUNTS_SELECT, countsFromRow, type Counts } from './version.ts';
 import { commercialUseAllowed } from '../rules/commercial-use.ts';
 import { licenseBreakdown, type LicenseItem } from './licenses.ts';
+import { presentColumns } from './present-columns.ts';
 import { toNumber } from './numbers.ts';
 
 export interface CollectionSource {
@@ -133,12 +134,6 @@ function emptySummary(id: string): CollectionSummary {
     updated: null,
     sources: [],
   };
-}
-
-/** Columns of a live table among `wanted`, so a trimmed real release does not break the query. */
-export function presentColumns(ctx: AppContext, table: string, wanted: readonly string[]): Set<string> {
-  const live = new Set((ctx.catalog.columns.get(table) ?? []).map((c) => c.name));
-  return new Set(wanted.filter((c) => live.has(c)));
 }
 
 function selectList(present: Set<string>, wanted: readonly string[]): string {

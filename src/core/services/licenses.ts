@@ -8,9 +8,9 @@ import type { Param } from '../engine/engine.ts';
 import { commercialUseAllowed } from '../rules/commercial-use.ts';
 import { round, tbFromMb, toNumber } from './numbers.ts';
 import type { FiltersApplied } from './cohort.ts';
-import { readyCohortIndex } from './cohort-index/build.ts';
-import { selectRows } from './cohort-index/evaluate.ts';
-import { groupBy } from './cohort-index/group.ts';
+import { answer } from '../planner/plan.ts';
+import { licenseGroupsBySql } from '../planner/sql-evaluator.ts';
+import type { LicenseGroup } from '../planner/questions.ts';
 import { asOfCohort, type AsOfNames } from './as-of.ts';
 
 export interface LicenseItem {
@@ -83,30 +83,13 @@ function licenseDetails(ctx: AppContext): Promise<Map<string, LicenseDetail>> {
 
 /** Series and size per license short name over rows of `from` (index by default) matching `where`; most series first, ties by name. */
 export async function licenseBreakdown(ctx: AppContext, where: string, params: Param[], from = '"index"'): Promise<LicenseItem[]> {
-  const rows = await ctx.engine.rows(
-    `SELECT license_short_name, count(*) AS series, COALESCE(sum(series_size_MB), 0) AS size_mb FROM ${from} WHERE ${where}
-     GROUP BY license_short_name ORDER BY series DESC, license_short_name ASC NULLS LAST`,
-    params,
-  );
-  return rows.map((r): LicenseItem => {
-    const short = r.license_short_name === null ? null : String(r.license_short_name);
-    return licenseItem(short, toNumber(r.series), toNumber(r.size_mb));
-  });
+  return itemsOf(await licenseGroupsBySql(ctx, where, params, from));
 }
+
+const itemsOf = (groups: LicenseGroup[]) => groups.map((g) => licenseItem(g.license, g.series, g.sizeMb));
 
 function licenseItem(short: string | null, series: number, mb: number): LicenseItem {
   return { license_short_name: short, series, size_TB: tbFromMb(mb), size_MB: round(mb, 3), commercial_use_allowed: commercialUseAllowed(short) };
-}
-
-/** The breakdown from the cohort index, in the SQL path's order; null when the index cannot answer. */
-function indexedBreakdown(ctx: AppContext, applied: FiltersApplied): LicenseItem[] | null {
-  const ix = readyCohortIndex(ctx);
-  const sel = ix && selectRows(ix, applied);
-  const groups = ix && sel ? groupBy(ix, sel, 'license_short_name') : null;
-  if (!groups) return null;
-  // Most series first; ties by name (byte order, as the engine sorts), the missing value last.
-  groups.sort((a, b) => b.rows - a.rows || (a.value === null ? 1 : b.value === null ? -1 : Buffer.compare(Buffer.from(a.value), Buffer.from(b.value))));
-  return groups.map((g) => licenseItem(g.value, g.rows, g.sizeMb));
 }
 
 /** The breakdown of the versions a past release served: a series' license is that of its row in the served release. */
@@ -127,7 +110,7 @@ async function asOfBreakdown(ctx: AppContext, filter: FilterObject, asOf: string
 export async function cohortLicenses(ctx: AppContext, filter: FilterObject, asOf?: string | number): Promise<LicensesResult> {
   const compiled = asOf === undefined ? await compileFilter(ctx, filter) : await asOfBreakdown(ctx, filter, asOf);
   const [items, details] = await Promise.all([
-    'items' in compiled ? compiled.items : (indexedBreakdown(ctx, compiled.filters_applied) ?? licenseBreakdown(ctx, compiled.where, compiled.params)),
+    'items' in compiled ? compiled.items : answer('licenses', ctx, compiled).then(itemsOf),
     licenseDetails(ctx),
   ]);
   const licenses = items.map((l): LicenseItem => {

@@ -9,19 +9,16 @@
 import { manifestCapOf } from '../../config.ts';
 import type { AppContext } from '../context.ts';
 import type { Param } from '../engine/engine.ts';
-import { pagedLines, streamLines, type LinesAt } from './line-stream.ts';
+import { streamLines } from './line-stream.ts';
 import { MANIFEST_ORDER } from '../rules/manifest-order.ts';
 
 export { MANIFEST_ORDER };
-import { readyCohortIndex, type CohortIndex } from './cohort-index/build.ts';
-import { selectRows, type Selection } from './cohort-index/evaluate.ts';
-import { sizeOf } from './cohort-index/page.ts';
+import { answer } from '../planner/plan.ts';
 import { field, invalidQuery, invalidRequest, msg } from '../errors.ts';
 import { compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 import { folderNameSql } from '../rules/folder-name.ts';
 import { DOWNLOAD_DIR, s5cmdFileName, s5cmdRunCommand } from '../rules/shell.ts';
 import { STORE_ALIASES, type StoreKey } from '../rules/stores.ts';
-import { toNumber } from './numbers.ts';
 import { asOfCohort } from './as-of.ts';
 
 export type { StoreKey };
@@ -135,51 +132,18 @@ async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
   }
   const src = await manifestSource(ctx, req);
   const line = lineExpression(ctx, store, format);
-  const params = [...line.params, ...src.params];
-  const indexed = src.names === null ? indexedRows(ctx, src.filters_applied) : null;
-  if (indexed) {
-    // The cohort index knows the cohort's rows, in manifest order: each run reads the span of row ids its lines lie in, no sort.
-    const { ix, sel } = indexed;
-    const at = (i: number) => ix.rowidOf[sel === 'all' ? i : sel.rows[i]!]!;
-    const n = sizeOf(ix, sel);
-    const linesAt: LinesAt = (take, offset) => {
-      const end = Math.min(n, offset + take);
-      // Row ids are integers of our own, written inline; the filter keeps the span's rows of other cohorts out.
-      // (Past the end the span is empty; the filter stays, its parameters are bound either way.)
-      const span = offset < end ? `rowid BETWEEN ${at(offset)} AND ${at(end - 1)}` : 'FALSE';
-      const where = `${span} AND (${src.where})`;
-      return { sql: `SELECT ${line.sql} AS line FROM (SELECT ${LINE_COLUMNS} FROM "index" WHERE ${where})`, params };
-    };
-    return { store, format, limit, compiled: src, linesAt, total: () => Promise.resolve(n) };
-  }
-  /** Lines [offset, offset + count) of the manifest (bound as BIGINTs: no cap is the largest exact integer). */
-  // The line is built after the sort, for the rows taken only: the sort carries narrow keys, not long lines.
-  const lines = `SELECT ${line.sql} AS line FROM (SELECT ${LINE_COLUMNS} FROM ${src.from} WHERE ${src.where} ORDER BY ${MANIFEST_ORDER} LIMIT ?::BIGINT OFFSET ?::BIGINT)`;
-  const total = async () => toNumber((await ctx.engine.one(`SELECT count(*) AS n FROM ${src.from} WHERE ${src.where}`, src.params))?.n);
-  return { store, format, limit, compiled: src, linesAt: pagedLines(lines, params), total };
-}
-
-const inRowidOrder = new WeakMap<CohortIndex, boolean>();
-
-/**
- * The cohort's rows from the cohort index, when it is ready, evaluates the
- * filter, and its positions are in manifest order with increasing engine row
- * ids (so a span of row ids holds a run of manifest lines, in order, and a
- * scan without ORDER BY returns them in order: the engine keeps insertion
- * order); else null (the sorted SQL path).
- */
-function indexedRows(ctx: AppContext, filters: CompiledFilter['filters_applied']): { ix: CohortIndex; sel: Selection | 'all' } | null {
-  const ix = readyCohortIndex(ctx);
-  if (!ix || ix.manifestOrder !== null) return null;
-  let ordered = inRowidOrder.get(ix);
-  if (ordered === undefined) {
-    ordered = true;
-    for (let p = 1; p < ix.rows && ordered; p++) if (ix.rowidOf[p]! <= ix.rowidOf[p - 1]!) ordered = false;
-    inRowidOrder.set(ix, ordered);
-  }
-  if (!ordered) return null;
-  const sel = selectRows(ix, filters);
-  return sel === null ? null : { ix, sel };
+  const { linesAt, total } = await answer('manifestLines', ctx, {
+    from: src.from,
+    where: src.where,
+    params: src.params,
+    // The rows of a past release (as_of) are no rows of the served index.
+    indexable: src.names === null,
+    filters: src.filters_applied,
+    line,
+    columns: LINE_COLUMNS,
+    order: MANIFEST_ORDER,
+  });
+  return { store, format, limit, compiled: src, linesAt, total };
 }
 
 /**

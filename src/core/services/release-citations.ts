@@ -9,7 +9,7 @@
 import { decodeHTML } from 'entities';
 import { memo, type AppContext } from '../context.ts';
 import type { BibRecord } from '../data/manifest.ts';
-import { presentColumns } from './collections.ts';
+import { presentColumns } from './present-columns.ts';
 
 /** A DOI's citation from the release: the APA text and the record parsed from it. */
 export interface ReleaseCitation {

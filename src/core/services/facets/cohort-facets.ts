@@ -15,7 +15,8 @@ import { compileFilter, type CompiledFilter, type FilterObject } from '../../fil
 import { ATTRIBUTES, ATTRIBUTE_BY_NAME } from '../../registry/attributes.ts';
 import { qi } from '../../registry/tables.ts';
 import { suggest } from '../../suggest.ts';
-import { countsOf, type FiltersApplied } from '../cohort.ts';
+import type { FiltersApplied } from '../cohort.ts';
+import { answer } from '../../planner/plan.ts';
 import { countsFromRow, type Counts } from '../version.ts';
 import { collectionClause, countCollections } from './collection-facets.ts';
 import { canonical } from '../cohort-index/answers.ts';
@@ -337,7 +338,7 @@ async function compute(ctx: AppContext, compiled: CompiledFilter, attributes: st
     }
   }
   const totals = cohortTotals(t, pass.fail) ?? indexTotals(ctx, t, pass.fail);
-  return { totals: totals ? countsFromRow({ ...totals }) : await countsOf(ctx, compiled), facets };
+  return { totals: totals ? countsFromRow({ ...totals }) : await answer('counts', ctx, compiled), facets };
 }
 
 export async function cohortFacets(ctx: AppContext, req: FacetsRequest): Promise<CohortFacets> {

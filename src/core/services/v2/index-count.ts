@@ -21,7 +21,6 @@
 // and the caller runs countSql.
 
 import { memo, releaseContext, type AppContext } from '../../context.ts';
-import type { Param } from '../../engine/engine.ts';
 import { qi } from '../../registry/tables.ts';
 import { lookupFilter } from '../../registry/v2-api.ts';
 import { bitTotals } from '../cohort-index/bit-totals.ts';
@@ -252,16 +251,4 @@ export async function indexCount(ctx: AppContext, of: IndexCountable): Promise<n
   if (of.level === 'series') return sel === 'all' ? ix.rows : countBits(sel);
   const totals = sel === 'all' ? ix.all : bitTotals(ix, sel);
   return of.level === 'patients' ? totals.patients : totals.studies;
-}
-
-/** The manifest's row count: from the index where it can (see above), else by the plan's countSql. */
-export async function manifestCount(ctx: AppContext, plan: { countOf: IndexCountable | null; countSql: string; countParams: Param[] }): Promise<number> {
-  const n = plan.countOf ? await indexCount(ctx, plan.countOf) : null;
-  const s = v2CountStats(ctx);
-  if (n !== null) {
-    s.index++;
-    return n;
-  }
-  s.sql++;
-  return Number((await ctx.engine.one(plan.countSql, plan.countParams))!.n);
 }

@@ -15,7 +15,8 @@ import {
   sourceName,
   type V2DataType,
 } from '../../registry/v2-api.ts';
-import { listAnalysisResults, listCollections, presentColumns } from '../collections.ts';
+import { listAnalysisResults, listCollections } from '../collections.ts';
+import { presentColumns } from '../present-columns.ts';
 import { toNumber } from '../numbers.ts';
 import { fieldWhyNot, filterWhyNot, notAnswerable, requireV2Rows, v2Rows } from './source.ts';
 

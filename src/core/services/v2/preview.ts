@@ -12,7 +12,7 @@ import { IdqsError, busy, invalidQuery, msg, setting } from '../../errors.ts';
 import { WorkCancelled, currentWork, runWork } from '../../engine/work.ts';
 import type { Row } from '../../engine/engine.ts';
 import type { JsonValue } from '../../engine/json.ts';
-import { manifestCount } from './index-count.ts';
+import { answer } from '../../planner/plan.ts';
 import { inlineSql, keysetCondition, planManifest, type ManifestPlan } from './plan.ts';
 import { requireV2Rows } from './source.ts';
 import { parsePreviewBody } from './request.ts';
@@ -135,7 +135,7 @@ async function cachedRows(ctx: AppContext, plan: ManifestPlan, cursor: PageCurso
 
 async function readPage(ctx: AppContext, plan: ManifestPlan, cursor: PageCursor, size: number): Promise<{ manifest: ManifestPage; cursor: PageCursor | null }> {
   const eng = ctx.engine;
-  const totalP = cursor.total !== null ? Promise.resolve(cursor.total) : manifestCount(ctx, plan);
+  const totalP = cursor.total !== null ? Promise.resolve(cursor.total) : answer('v2Count', ctx, plan);
   const texts = (rows: Row[]) => rows.map((r) => String(r.j));
   let rowsP: Promise<string[]>;
   if (plan.keys.length === 0) {

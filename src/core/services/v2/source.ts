@@ -11,7 +11,7 @@ import { invalidQuery, msg } from '../../errors.ts';
 import { qi } from '../../registry/tables.ts';
 import type { V2Attribute, V2Field, V2Source } from '../../registry/v2-api.ts';
 import { PER_INSTANCE_COLUMNS } from '../../registry/v2.ts';
-import { presentColumns } from '../collections.ts';
+import { presentColumns } from '../present-columns.ts';
 
 export interface V2Rows {
   /** 'tables': the /v2 tables; 'index': the release's index (series level only). */
