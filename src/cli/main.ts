@@ -307,7 +307,7 @@ releaseOptions(serve, true)
     // No caller-SQL worker is started here: the first query starts one (idle ones are stopped after IDQS_SQL_IDLE_S).
     if (!worker) {
       const caller = ctx.engine.options.caller;
-      say(`caller SQL: up to ${caller.workers} worker process(es) of ${Math.round(caller.memoryBytes / caller.workers / 1e6)} MB each, IDQS_SQL_MEMORY_LIMIT=${caller.memoryLimit}`);
+      say(`caller SQL: up to ${caller.workers} worker process(es) of ${(caller.memoryBytes / caller.workers / 1024 ** 3).toFixed(1)} GB each, IDQS_SQL_MEMORY_LIMIT=${caller.memoryLimit}`);
     }
     const who = worker ? ` (fleet worker ${fleetWorkerId()}, pid ${process.pid})` : '';
     const serving = several ? `data releases ${named}` : `data release ${ctx.dataset.release}${ctx.dataset.synthetic ? ' (synthetic)' : ''}`;

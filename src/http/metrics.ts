@@ -7,6 +7,7 @@
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Engine } from '../core/engine/engine.ts';
+import { plannerStats } from '../core/planner/plan.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -68,6 +69,15 @@ export function createMetrics(engine: Engine): Metrics {
     registers: [registry],
     collect() {
       this.set(engine.sql.memory().reduce((sum, w) => sum + w.rss, 0));
+    },
+  });
+  new Gauge({
+    name: 'idqs_cohort_answers',
+    help: 'Cohort questions answered since start, by the evaluator the planner chose (cohort-index, duckdb) and the question.',
+    labelNames: ['evaluator', 'question'],
+    registers: [registry],
+    collect() {
+      for (const a of plannerStats()) this.set({ evaluator: a.evaluator, question: a.question }, a.answers);
     },
   });
   new Gauge({
