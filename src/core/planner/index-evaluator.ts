@@ -15,14 +15,25 @@ import { groupedPage, loadEngineRanks, sortedSeries } from '../services/cohort-i
 import type { LinesAt } from '../services/line-stream.ts';
 import { indexCount, v2CountStats } from '../services/v2/index-count.ts';
 import { countsFromRow } from '../services/version.ts';
-import type { PartialEvaluator } from './questions.ts';
+import type { PartialEvaluator, TablePageAsk } from './questions.ts';
+
+/** A filter's selection, kept while its compiled filter lives: the questions of one request (a page and its total) select once. */
+const selections = new WeakMap<CompiledFilter['filters_applied'], { ix: CohortIndex; sel: Selection | 'all' | null }>();
 
 /** The ready index and the filter's selection on it, or null when either cannot be had. */
 function selection(ctx: AppContext, c: Pick<CompiledFilter, 'filters_applied'>): { ix: CohortIndex; sel: Selection | 'all' } | null {
   const ix = readyCohortIndex(ctx);
-  const sel = ix && selectRows(ix, c.filters_applied);
-  return ix && sel ? { ix, sel } : null;
+  if (!ix) return null;
+  let kept = selections.get(c.filters_applied);
+  if (kept?.ix !== ix) {
+    kept = { ix, sel: selectRows(ix, c.filters_applied) };
+    selections.set(c.filters_applied, kept);
+  }
+  return kept.sel ? { ix, sel: kept.sel } : null;
 }
+
+/** A grouped page the index is making, by its question: the table's total comes with it (asked apart, at once). */
+const groupedPages = new WeakMap<TablePageAsk, ReturnType<typeof groupedPage>>();
 
 const inRowidOrder = new WeakMap<CohortIndex, boolean>();
 
@@ -65,7 +76,11 @@ export const indexEvaluator: PartialEvaluator = {
   async tableRows(ctx, c, t) {
     const s = selection(ctx, c);
     if (!s || !Number.isSafeInteger(t.offset)) return null;
-    if (t.level !== 'series') return (await groupedPage(ctx, s.ix, s.sel, t.level, t.select, t.sort, t.desc, t.offset, t.size))?.rows ?? null;
+    if (t.level !== 'series') {
+      const page = groupedPage(ctx, s.ix, s.sel, t.level, t.select, t.sort, t.desc, t.offset, t.size);
+      groupedPages.set(t, page);
+      return (await page)?.rows ?? null;
+    }
     await loadEngineRanks(ctx, s.ix, t.sort);
     const positions = t.sort === null ? pagePositions(s.ix, s.sel, t.offset, t.size) : sortedSeries(s.ix, s.sel, t.sort, t.desc, t.offset, t.size);
     return positions && rowsAt(ctx, s.ix, positions, t.select);
@@ -73,14 +88,18 @@ export const indexEvaluator: PartialEvaluator = {
   async tableTotal(ctx, c, t) {
     const s = selection(ctx, c);
     if (!s) return null;
-    return t.level === 'series' ? sizeOf(s.ix, s.sel) : distinctPrefixes(s.ix, s.sel, t.keys.length as 1 | 2 | 3);
+    if (t.level === 'series') return sizeOf(s.ix, s.sel);
+    const page = groupedPages.get(t);
+    const total = page && (await page)?.total;
+    return total ?? distinctPrefixes(s.ix, s.sel, t.keys.length as 1 | 2 | 3);
   },
   async manifestLines(ctx, m) {
     if (!m.indexable) return null;
     const ix = readyCohortIndex(ctx);
     if (!ix || !rowidsInManifestOrder(ix)) return null;
-    const sel = selectRows(ix, m.filters);
-    if (sel === null) return null;
+    const s = selection(ctx, { filters_applied: m.filters });
+    if (!s) return null;
+    const { sel } = s;
     // The index knows the cohort's rows, in manifest order: each run reads the span of row ids its lines lie in, no sort.
     const at = (i: number) => ix.rowidOf[sel === 'all' ? i : sel.rows[i]!]!;
     const n = sizeOf(ix, sel);
