@@ -11,7 +11,7 @@ import { ATTRIBUTE_BY_NAME } from '../../registry/attributes.ts';
 import { asOfCohort, asOfCounts, type AsOfNames } from '../as-of.ts';
 import { toNumber } from '../numbers.ts';
 import { VERSION_ATTRIBUTES } from '../release-versions.ts';
-import type { CohortFacets, FacetValue, TermFacet } from './cohort-facets.ts';
+import type { CohortFacets, FacetValue, TermFacet } from './facet-types.ts';
 import type { CountMode } from './table.ts';
 
 const ENTITY: Record<CountMode, string> = { patients: 'PatientID', studies: 'StudyInstanceUID', series: 'SeriesInstanceUID' };

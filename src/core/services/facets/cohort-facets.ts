@@ -15,7 +15,6 @@ import { compileFilter, type CompiledFilter, type FilterObject } from '../../fil
 import { ATTRIBUTES, ATTRIBUTE_BY_NAME } from '../../registry/attributes.ts';
 import { qi } from '../../registry/tables.ts';
 import { suggest } from '../../suggest.ts';
-import type { FiltersApplied } from '../cohort.ts';
 import { answer } from '../../planner/plan.ts';
 import { countsFromRow, type Counts } from '../version.ts';
 import { collectionClause, countCollections } from './collection-facets.ts';
@@ -28,6 +27,7 @@ import { wordsFor } from '../cohort-index/bits.ts';
 import type { Totals } from '../cohort-index/totals.ts';
 import { cohortTotals, countPass, rangeClause, rowsClause, termClause, type Clause, type PassResult } from './count.ts';
 import { asOfFacets } from './as-of-facets.ts';
+import type { Bucket, CohortFacets, Facet, FacetBin, FacetValue, RangeFacet, TermFacet } from './facet-types.ts';
 import { COUNT_MODES, facetTable, type CountMode, type FacetColumn, type FacetTable, type RangeColumn, type TermColumn } from './table.ts';
 
 export interface FacetsRequest {
@@ -39,51 +39,7 @@ export interface FacetsRequest {
   as_of?: string | number;
 }
 
-export interface Bucket {
-  count: number;
-  filtered_count: number;
-}
-
-export interface FacetValue extends Bucket {
-  value: string;
-}
-
-export interface TermFacet {
-  kind: 'term';
-  categorical: boolean;
-  selected: string[];
-  values: FacetValue[];
-  distinct: number | null;
-  truncated: boolean;
-  missing: Bucket | null;
-}
-
-export interface FacetBin extends Bucket {
-  gte: number | string;
-  lt: number | string;
-}
-
-export interface RangeFacet {
-  kind: 'range';
-  value_format?: 'YYYY-MM-DD';
-  selected: { gte?: number | string; lte?: number | string } | null;
-  min: number | string | null;
-  max: number | string | null;
-  bins: FacetBin[];
-  missing: Bucket;
-}
-
-export type Facet = TermFacet | RangeFacet;
-
-export interface CohortFacets {
-  count: CountMode;
-  totals: Counts;
-  facets: Record<string, Facet>;
-  filters_applied: FiltersApplied;
-  warnings: string[];
-  as_of?: string;
-  computed_on?: string;
-}
+export type { Bucket, FacetBin, FacetValue, TermFacet, RangeFacet, Facet, CohortFacets } from './facet-types.ts';
 
 const FACET_NAMES = ATTRIBUTES.map((a) => a.name);
 
