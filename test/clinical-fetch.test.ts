@@ -17,6 +17,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { startServer, testDataset } from './fixture.ts';
 import { makeReleaseLayout, startReleaseServer, TAG, type ReleaseServer } from './release-server.ts';
 import { faultProxy, runCli, startCli, startS3, type S3Server } from './s3.ts';
+import { lit } from './sql-text.ts';
 
 const BUCKET = 'idc-open-metadata';
 const PREFIX = `bigquery_export/idc_v${TAG.split('.')[0]}_clinical`;
@@ -30,7 +31,6 @@ let named: string;
 let byPatients: string;
 const BUCKET_NO_INDEX = 'idc-open-metadata-no-index';
 
-const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 async function sqlRows(sql: string): Promise<Record<string, unknown>[]> {
   const inst = await DuckDBInstance.create(':memory:');

@@ -10,6 +10,7 @@
 import fc from 'fast-check';
 import type { AppContext } from '../src/core/context.ts';
 import { ATTRIBUTES, ATTRIBUTE_BY_NAME } from '../src/core/registry/attributes.ts';
+import { lit } from './sql-text.ts';
 
 export interface Filter {
   /** null: the missing value (categorical attributes). */
@@ -28,7 +29,7 @@ export interface Sample {
 }
 
 const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
-export const lit = (v: number | string) => (typeof v === 'number' ? String(v) : `'${v.replaceAll("'", "''")}'`);
+export { lit };
 
 /** Up to `n` values of every filterable attribute of the database's `index` (a deterministic spread). */
 export async function sampleOf(ctx: AppContext, n = 120): Promise<Sample> {

@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startServer, type TestServer } from './fixture.ts';
+import { lit } from './sql-text.ts';
 
 let s: TestServer;
 const TERM_ATTRS = ['collection_id', 'Modality', 'BodyPartExamined', 'PatientSex', 'license_short_name'] as const;
@@ -63,7 +64,6 @@ function filterArb(): fc.Arbitrary<Filter> {
   return fc.record({ terms, ranges });
 }
 
-const lit = (v: number | string) => (typeof v === 'number' ? String(v) : `'${v.replaceAll("'", "''")}'`);
 
 /** The WHERE clause of a filter, written independently of the service. */
 function whereOf(f: Filter): string {

@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './fixture.ts';
 import { pinnedRelease, SKIP_REAL } from './real-releases.ts';
+import { lit } from './sql-text.ts';
 
 type Mode = 'patients' | 'studies' | 'series';
 const ENTITY: Record<Mode, string> = { patients: 'PatientID', studies: 'StudyInstanceUID', series: 'SeriesInstanceUID' };
@@ -43,7 +44,6 @@ after(async () => {
   await s?.close();
 });
 
-const lit = (v: number | string) => (typeof v === 'number' ? String(v) : `'${v.replaceAll("'", "''")}'`);
 const norm = (v: unknown) => (v === null || v === undefined ? null : typeof v === 'string' ? v : Number(v));
 
 /** Seeded pseudo-random numbers. */

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startServer, type TestServer } from './fixture.ts';
+import { lit } from './sql-text.ts';
 
 let s: TestServer;
 const TERM_ATTRS = ['collection_id', 'Modality', 'BodyPartExamined', 'PatientSex', 'license_short_name', 'Manufacturer', 'analysis_result_id'] as const;
@@ -67,7 +68,6 @@ after(async () => {
   await s.close();
 });
 
-const lit = (v: number | string) => (typeof v === 'number' ? String(v) : `'${v.replaceAll("'", "''")}'`);
 
 /** The WHERE clause of a filter, leaving out one attribute's own clause. */
 function whereOf(f: Filter, except?: string): string {

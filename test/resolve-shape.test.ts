@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { startServer, type TestServer } from './fixture.ts';
 import { SKIP_REAL as skip, twoReleases, type TwoReleases } from './real-releases.ts';
+import { litList } from './sql-text.ts';
 
 let rel: TwoReleases;
 let s: TestServer;
@@ -34,7 +35,7 @@ after(async () => {
 type Obj = Record<string, unknown>;
 const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-const list = (xs: string[]) => xs.map((x) => `'${x.replaceAll("'", "''")}'`).join(', ') || 'NULL';
+const list = litList;
 
 /** One of each kind of line, picked from the pinned release by a fixed order. */
 async function samples(): Promise<Record<string, string[]>> {

@@ -22,6 +22,7 @@ import { cohortIndex } from '../src/core/services/cohort-index/build.ts';
 import { indexCount, v2CountStats } from '../src/core/services/v2/index-count.ts';
 import { planManifest } from '../src/core/services/v2/plan.ts';
 import { requireV2Rows } from '../src/core/services/v2/source.ts';
+import { lit } from './sql-text.ts';
 
 let s: TestServer | undefined;
 let real: TestServer | undefined;
@@ -63,7 +64,6 @@ const INDEX_LEVELS = new Set([0, 1, 2, 3, 4]);
 const FIELD_COLUMNS: Record<string, string> = { SeriesInstanceUID: 'x.SeriesInstanceUID', Modality: 'x.Modality', crdc_series_uuid: 'x.crdc_series_uuid', PatientID: 'x.PatientID', StudyInstanceUID: 'x.StudyInstanceUID', collection_id: 'x.collection_id' };
 
 const FROM = `"index" x LEFT JOIN collections_index c ON c.collection_id = x.collection_id`;
-const lit = (v: string) => `'${v.replaceAll("'", "''")}'`;
 const swapCase = (v: string) => [...v].map((ch) => (ch === ch.toLowerCase() ? ch.toUpperCase() : ch.toLowerCase())).join('');
 
 /** One /v2 value as SQL over `col`: '%' any run (RE2, dot matching newlines), the rest literal, compared lowered. */

@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startServer, type TestServer } from './fixture.ts';
+import { lit } from './sql-text.ts';
 
 let s: TestServer;
 const STRING_ATTRS = ['collection_id', 'Modality', 'BodyPartExamined', 'Manufacturer'] as const;
@@ -28,7 +29,6 @@ after(async () => {
   await s.close();
 });
 
-const lit = (v: string) => `'${v.replace(/'/g, "''")}'`;
 
 interface Case {
   filters: Record<string, (string | number)[]>;
