@@ -7,12 +7,22 @@
 // process, and with its caller-SQL workers); then the
 // targets (p99 <= 3x idle, zero failed curated requests, RSS peak <= 2x idle +
 // the caller-SQL cap, the same server process throughout).
-// Options: --scale S (default 0.3), --duration SECONDS per phase (default 8).
+// With --release (the pinned real release, test/real-release.json, from the
+// cache) or --mix, the phases are: idle, then 16 hostile clients at once
+// (issue 34): 4 sending resolve bodies of 25,000,000 newlines, 3 resolve bodies
+// just under the line limit (99,999 lines of junk), 3 counts bodies of 0.9 MB of
+// PatientIDs, 2 CPU-bound caller SQL queries, 2 whole-release manifest.txt read
+// fast and 2 left unread; then the same mix without the resolve clients. The
+// load average is printed beside the figures.
+// Options: --scale S (default 0.3), --duration SECONDS per phase (default 8),
+// --release (any value: the pinned real release), --mix.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { loadavg } from 'node:os';
 import { ensureBenchDb, spawnServer } from './server.ts';
+import { PIN, pinnedRelease } from '../test/real-releases.ts';
 
 function arg(name: string, def: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -20,8 +30,13 @@ function arg(name: string, def: number): number {
 }
 const scale = arg('scale', 0.3);
 const duration = arg('duration', 8);
+const real = process.argv.includes('--release');
+const mixOnly = real || process.argv.includes('--mix');
 /** The caller-SQL memory cap the server runs with (per worker), in MB: part of the RSS target. */
 const SQL_MEMORY_MB = 512;
+
+/** A caller-SQL query that keeps a core busy until it is cut. */
+const cpu = 'SELECT sum(hash(range * 7919)) AS h FROM range(20000000000)';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -138,7 +153,57 @@ function slowSql(base: string, sql: string, maxRows: number, bytesPerSecond: num
   });
 }
 
+/** A resolve body of `newlines` newlines sent as a stream (1 MB at a time) until the server answers; the status. */
+function hugeResolve(base: string, newlines: number, signal: AbortSignal): Promise<void> {
+  const block = Buffer.from('\\n'.repeat(1 << 19));
+  const blocks = Math.ceil(newlines / (1 << 19));
+  const length = 9 + blocks * block.length + 2;
+  return new Promise((resolve) => {
+    const s = connect(Number(new URL(base).port), '127.0.0.1');
+    let answered = false;
+    const done = () => {
+      s.destroy();
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    s.on('data', () => {
+      answered = true;
+      setTimeout(done, 50);
+    });
+    s.on('error', done);
+    s.on('close', done);
+    s.on('connect', async () => {
+      const write = (b: Buffer | string) => (s.write(b) ? Promise.resolve() : new Promise<void>((r) => s.once('drain', r)));
+      await write(`POST /v3/series/resolve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n{"text":"`);
+      for (let i = 0; i < blocks && !answered && !s.destroyed; i++) await write(block);
+      if (!answered && !s.destroyed) await write('"}');
+    });
+  });
+}
+
+/** A whole manifest.txt read as fast as it comes. */
+async function fastManifest(base: string, signal: AbortSignal): Promise<void> {
+  const r = await fetch(base + '/v3/cohort/manifest.txt', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"filters": {}}', signal });
+  for await (const chunk of r.body!) void chunk;
+}
+
+/** The 16 hostile clients of issue 34, with or without the resolve ones. */
+function hostileMix(base: string, withResolve: boolean): Load {
+  const junk = { text: Array.from({ length: 99_999 }, (_, i) => `not-an-id-${i}`).join('\n') };
+  const patients = { terms: { PatientID: Array.from({ length: 45_000 }, (_, i) => `PATIENT-${String(i).padStart(7, '0')}`) } };
+  const loads = [
+    withResolve ? loops(4, (s) => hugeResolve(base, 25_000_000, s)) : null,
+    withResolve ? loops(3, async (s) => void (await post(base, '/v3/series/resolve', junk, s))) : null,
+    loops(3, async (s) => void (await post(base, '/v3/cohort/counts', patients, s))),
+    loops(2, async (s) => void (await post(base, '/v3/sql', { sql: cpu }, s))),
+    loops(2, (s) => fastManifest(base, s)),
+    stalledReaders(base, 2),
+  ].filter((l): l is Load => l !== null);
+  return { stop: async () => void (await Promise.all(loads.map((l) => l.stop()))) };
+}
+
 interface Phase {
+  load: string;
   name: string;
   p50: number;
   p99: number;
@@ -150,13 +215,12 @@ interface Phase {
 }
 
 async function main(): Promise<void> {
-  const db = await ensureBenchDb(scale);
+  const db = real ? (await pinnedRelease()).db : await ensureBenchDb(scale);
   const { base, proc } = await spawnServer(db, { IDQS_SQL_MEMORY_LIMIT: `${SQL_MEMORY_MB}MB`, IDQS_LOG_LEVEL: 'error' });
   const pid = proc.pid!;
   const counts = { filters: { terms: { Modality: ['CT'] } } };
   const nested = `SELECT ${'abs('.repeat(900)}1${')'.repeat(900)} AS x`;
   const bigRows = "SELECT range AS i, repeat('x', 50000) AS s FROM range(10000)";
-  const cpu = 'SELECT sum(hash(range * 7919)) AS h FROM range(20000000000)';
   const phases: Phase[] = [];
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   let died = false;
@@ -189,17 +253,22 @@ async function main(): Promise<void> {
     const loopMaxMs = died ? NaN : await loopDelayMaxMs(base);
     clearInterval(sampler);
     await load.stop();
-    phases.push({ name, p50: pct(times, 50), p99: pct(times, 99), probes: times.length, failed, loopMaxMs, rssPeakMb: peak, treePeakMb: treePeak });
+    phases.push({ load: loadavg().map((l) => l.toFixed(1)).join(' '), name, p50: pct(times, 50), p99: pct(times, 99), probes: times.length, failed, loopMaxMs, rssPeakMb: peak, treePeakMb: treePeak });
     await sleep(1500); // let the server settle before the next phase
   }
 
   try {
     for (let i = 0; i < 20; i++) await post(base, '/v3/cohort/counts', counts); // warm up
     await phase('idle', () => ({ stop: async () => {} }));
-    await phase('10 stalled manifest.txt readers', () => stalledReaders(base, 10));
-    await phase('4 big-result SQL read at 1 MB/s', () => loops(4, (s) => slowSql(base, bigRows, 10_000, 1 << 20, s)));
-    await phase('8 CPU-bound SQL queries', () => loops(8, async (s) => void (await post(base, '/v3/sql', { sql: cpu }, s))));
-    await phase('4 nested-expression SQL queries', () => loops(4, async (s) => void (await post(base, '/v3/sql', { sql: nested }, s))));
+    if (mixOnly) {
+      await phase('16 hostile clients (resolve included)', () => hostileMix(base, true));
+      await phase('10 of them (no resolve clients)', () => hostileMix(base, false));
+    } else {
+      await phase('10 stalled manifest.txt readers', () => stalledReaders(base, 10));
+      await phase('4 big-result SQL read at 1 MB/s', () => loops(4, (s) => slowSql(base, bigRows, 10_000, 1 << 20, s)));
+      await phase('8 CPU-bound SQL queries', () => loops(8, async (s) => void (await post(base, '/v3/sql', { sql: cpu }, s))));
+      await phase('4 nested-expression SQL queries', () => loops(4, async (s) => void (await post(base, '/v3/sql', { sql: nested }, s))));
+    }
   } finally {
     const samePid = !died && proc.exitCode === null;
     proc.kill('SIGTERM');
@@ -207,12 +276,12 @@ async function main(): Promise<void> {
     if (proc.exitCode === null && !died) proc.kill('SIGKILL');
 
     const idle = phases[0];
-    process.stdout.write(`\nbench:abuse — scale ${scale}, ${duration} s per phase, counts probed one at a time\n`);
-    process.stdout.write('phase                                   probes  p50 ms  p99 ms  p99/idle  failed  loop max ms  RSS peak MB  +workers MB\n');
+    process.stdout.write(`\nbench:abuse — ${real ? `real release ${PIN.release} (${PIN.source})` : `scale ${scale}`}, ${duration} s per phase, counts probed one at a time\n`);
+    process.stdout.write('phase                                   probes  p50 ms  p99 ms  p99/idle  failed  loop max ms  RSS peak MB  +workers MB  load avg\n');
     for (const p of phases) {
       const ratio = idle ? p.p99 / idle.p99 : NaN;
       process.stdout.write(
-        `${p.name.padEnd(40)}${String(p.probes).padStart(6)}${p.p50.toFixed(1).padStart(8)}${p.p99.toFixed(1).padStart(8)}${ratio.toFixed(2).padStart(10)}${String(p.failed).padStart(8)}${p.loopMaxMs.toFixed(1).padStart(13)}${p.rssPeakMb.toFixed(0).padStart(13)}${p.treePeakMb.toFixed(0).padStart(13)}\n`,
+        `${p.name.padEnd(40)}${String(p.probes).padStart(6)}${p.p50.toFixed(1).padStart(8)}${p.p99.toFixed(1).padStart(8)}${ratio.toFixed(2).padStart(10)}${String(p.failed).padStart(8)}${p.loopMaxMs.toFixed(1).padStart(13)}${p.rssPeakMb.toFixed(0).padStart(13)}${p.treePeakMb.toFixed(0).padStart(13)}  ${p.load}\n`,
       );
     }
     if (idle) {

@@ -43,6 +43,7 @@ test('every form of a saved line: cp lines (ours, the client’s, quoted, extra 
     ['1.2.03', /not an identifier/], // a UID component with a leading zero
     [`1.${'2'.repeat(70)}`, /not an identifier/], // longer than 64 characters
     ['https://example.org/x', /not an identifier/],
+    [`cp s3://idc-open-data/${U}/* ${'d/'.repeat(2100)}`, /a line of more than 4096 characters/], // read by its length alone
   ] as const) {
     const p = parseSavedLine(line, false);
     assert.equal(p.type, 'invalid', line);

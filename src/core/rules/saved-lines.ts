@@ -21,11 +21,15 @@ export type SavedLine =
 const DICOM_UID = /^(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*))+$/;
 export const isDicomUid = (v: string): boolean => v.length <= 64 && DICOM_UID.test(v);
 
+/** Longest line read (characters): a cp line with a deep destination is a few hundred; longer is refused unread, so one line costs little. */
+export const MAX_LINE_CHARS = 4096;
+
 const URL_IN_LINE = /(?:s3|gs):\/\/[^\s'"]*/;
 const HEADER = /^[A-Za-z_][A-Za-z0-9_]*(\s*[,;\t]\s*[A-Za-z_][A-Za-z0-9_]*)*$/;
 
 /** Read one line. `first` says whether no identifier, URL or header came before it (a header is only the first such line). */
 export function parseSavedLine(raw: string, first: boolean): SavedLine {
+  if (raw.length > MAX_LINE_CHARS) return { type: 'invalid', reason: `a line of more than ${MAX_LINE_CHARS} characters: no identifier, URL or cp line is that long` };
   const line = raw.trim();
   if (line === '') return { type: 'blank' };
   if (line.startsWith('#')) return { type: 'comment' };

@@ -90,8 +90,17 @@ export interface ResolveResult {
   stores: DownloadInfo['stores'];
 }
 
-/** Where the lines come from: a text (a manifest file), or identifiers one per entry. */
-export type ResolveInput = { text: string } | { ids: string[] };
+/** Where the lines come from: a text (a manifest file), the lines of a text already split (as a route reads them), or identifiers one per entry. */
+export type ResolveInput = { text: string } | { textLines: string[] } | { ids: string[] };
+
+/** The refusal of more lines than one request resolves; `atLeast` when the reader stopped counting there. */
+export function tooManyLines(count: number, max: number, member: 'text' | 'ids', atLeast = false) {
+  return tooLarge(msg`${atLeast ? 'at least ' : ''}${count} lines were sent; one request resolves at most ${max} lines (${setting('IDQS_RESOLVE_MAX_LINES')}): split the ${field(member)} into parts.`);
+}
+
+/** Longest the lines are read without letting other requests run (ms): a long manifest is read in slices. */
+const SLICE_MS = 10;
+const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 
 /** The answer of a resolve as text: the totals, and the lines' JSON objects or TSV rows in blocks, in line order. */
 export interface ResolveText {
@@ -107,12 +116,10 @@ export interface ResolveText {
 const userCell = (v: string) => v.replace(/[\t\r\n]/g, ' ').replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 
 /** The totals of the lines that need no lookup, and the bound values of resolveSql (see there). */
-function readLines(ctx: AppContext, input: ResolveInput, format: ResolveFormat): { totals: ResolveTotals; params: (string | null)[] } {
-  const raw = 'text' in input ? splitLines(input.text) : input.ids;
+async function readLines(ctx: AppContext, input: ResolveInput, format: ResolveFormat): Promise<{ totals: ResolveTotals; params: (string | null)[] }> {
+  const raw = 'text' in input ? splitLines(input.text) : 'textLines' in input ? input.textLines : input.ids;
   const max = ctx.config.resolveMaxLines;
-  if (raw.length > max) {
-    throw tooLarge(msg`${raw.length} lines were sent; one request resolves at most ${max} lines (${setting('IDQS_RESOLVE_MAX_LINES')}): split the ${field('text' in input ? 'text' : 'ids')} into parts.`);
-  }
+  if (raw.length > max) throw tooManyLines(raw.length, max, 'ids' in input ? 'ids' : 'text');
   if (!ctx.catalog.tables.includes('prior_versions_index')) {
     throw invalidQuery('The served release has no prior_versions_index table, so earlier versions of series cannot be resolved; serve a release that has it (idc-index-data 19.0.0 or later).');
   }
@@ -124,15 +131,23 @@ function readLines(ctx: AppContext, input: ResolveInput, format: ResolveFormat):
   const ids: string[] = [];
   const bucketOf: string[] = [];
   const buckets = new Map<string, number>();
-  const bucketRows: { i: number; j: string; t: string; k: boolean }[] = [];
+  /** JSON of each distinct bucket ({i, j, t, k}), written as it is met (like `other` below). */
+  const bucketRows: string[] = [];
   const known = knownBuckets(ctx);
-  const other: { l: number; x: string }[] = [];
+  // Each entry's JSON ({l: line, x: text}) is written as the line is read: one JSON.stringify of 100,000 at the end took 0.1 s in one piece.
+  const other: string[] = [];
   const otherLine = (line: number, cls: 'header' | 'invalid', message: string) => {
     totals[cls]++;
-    other.push({ l: line, x: format === 'json' ? JSON.stringify({ line, class: cls, message }) : `${line}\t${cls}${'\t'.repeat(22)}${userCell(message)}` });
+    other.push(JSON.stringify({ l: line, x: format === 'json' ? JSON.stringify({ line, class: cls, message }) : `${line}\t${cls}${'\t'.repeat(22)}${userCell(message)}` }));
   };
   let first = true;
+  let slice = performance.now();
   for (let i = 0; i < raw.length; i++) {
+    // About 1 µs a line, up to 10 for long junk: every 256 lines, other requests get their turn once a slice is used up.
+    if ((i & 255) === 255 && performance.now() - slice > SLICE_MS) {
+      await nextTurn();
+      slice = performance.now();
+    }
     const p = parseSavedLine(raw[i]!, first);
     if (p.type === 'blank') totals.blank++;
     else if (p.type === 'comment') totals.comments++;
@@ -151,7 +166,7 @@ function readLines(ctx: AppContext, input: ResolveInput, format: ResolveFormat):
             if (n === undefined) {
               n = bucketRows.length;
               buckets.set(p.bucket, n);
-              bucketRows.push({ i: n, j: JSON.stringify(p.bucket).slice(1, -1), t: userCell(p.bucket), k: known.has(p.bucket) });
+              bucketRows.push(JSON.stringify({ i: n, j: JSON.stringify(p.bucket).slice(1, -1), t: userCell(p.bucket), k: known.has(p.bucket) }));
             }
             b = String(n);
           }
@@ -164,7 +179,7 @@ function readLines(ctx: AppContext, input: ResolveInput, format: ResolveFormat):
     }
   }
   const list = (a: string[] | number[]) => (a.length > 0 ? a.join(',') : null);
-  return { totals, params: [list(lineNos), list(kinds), list(ids), list(bucketOf), JSON.stringify(bucketRows), JSON.stringify(other)] };
+  return { totals, params: [list(lineNos), list(kinds), list(ids), list(bucketOf), `[${bucketRows.join(',')}]`, `[${other.join(',')}]`] };
 }
 
 /**
@@ -172,7 +187,7 @@ function readLines(ctx: AppContext, input: ResolveInput, format: ResolveFormat):
  * one query looks every identifier up and writes each line's JSON object (or TSV row) in line order.
  */
 export async function resolveText(ctx: AppContext, input: ResolveInput, format: ResolveFormat): Promise<ResolveText> {
-  const { totals, params } = readLines(ctx, input, format);
+  const { totals, params } = await readLines(ctx, input, format);
   const { chunks } = await ctx.engine.materialize(resolveSql(format), params);
   // Rows: blk, txt, then the counts of current, revised, removed and unknown lines of the block.
   for (const chunk of chunks) {

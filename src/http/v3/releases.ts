@@ -12,6 +12,7 @@ import { applyLimit } from '../../contract/limits.ts';
 import { ResolveBody, ResolveResponse } from '../../contract/resolve-schemas.ts';
 import { errors } from './schemas.ts';
 import { holdExport, sendBlocks } from '../streams.ts';
+import { resolveBodyParser, textLinesOf } from '../resolve-body.ts';
 
 /** Bytes a line of a saved manifest may take on average (an s5cmd cp line with a deep destination) before the body is refused. */
 const BYTES_PER_LINE = 512;
@@ -20,10 +21,18 @@ export async function releaseRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;
   const maxLines = ctx.config.resolveMaxLines;
   const first = await ctx.engine.one(`SELECT crdc_series_uuid FROM "index" ORDER BY crdc_series_uuid LIMIT 1`);
-  app.post<{ Body: Static<typeof ResolveBody> }>(
+  // The body is read as it arrives, its text cut into lines and refused past the line limit there and then
+  // (resolve-body.ts): parsing tens of MB in one piece would hold every other request. JSON only.
+  await app.register(async (scope) => {
+    scope.removeContentTypeParser(['application/json', 'text/plain']);
+    scope.addContentTypeParser('application/json', resolveBodyParser({ maxLines, maxBytes: Math.max(ctx.config.bodyLimit, maxLines * BYTES_PER_LINE), otherBytes: ctx.config.bodyLimit }));
+    resolveRoute(scope);
+  });
+
+  function resolveRoute(scope: FastifyInstance): void {
+  scope.post<{ Body: Static<typeof ResolveBody> }>(
     '/series/resolve',
     {
-      bodyLimit: Math.max(ctx.config.bodyLimit, maxLines * BYTES_PER_LINE),
       // The answer of a long manifest is tens of MB of repetitive JSON: the fastest levels still shrink it
       // about tenfold, at a fraction of the default levels' time. gzip is made on every core (sendBlocks'
       // gzipOnCores); br and deflate here, in output chunks of 64 KB rather than 16 KB: a quarter of the round
@@ -50,8 +59,9 @@ export async function releaseRoutes(app: FastifyInstance): Promise<void> {
     // Written out block by block: the schema documents the answer, but the serializer it would compile is many
     // times slower than JSON.stringify on the 100,000 lines a saved manifest can hold, and one string of it tens of MB.
     async (req, reply) => {
-      const { format, ...input } = req.body;
-      const r = await resolveText(ctx, input, format === 'tsv' ? 'tsv' : 'json');
+      const { format, ...body } = req.body;
+      const textLines = textLinesOf(req.body);
+      const r = await resolveText(ctx, textLines ? { textLines } : body, format === 'tsv' ? 'tsv' : 'json');
       if (format === 'tsv') {
         reply.type('text/tab-separated-values; charset=utf-8').header('Content-Disposition', `attachment; filename="idqs-resolve-${r.idc_version}.tsv"`);
         return sendBlocks(req, reply, resolveTsvBlocks(r), { gzipOnCores: true });
@@ -60,6 +70,7 @@ export async function releaseRoutes(app: FastifyInstance): Promise<void> {
       return sendBlocks(req, reply, resolveJsonBlocks(r), { gzipOnCores: true });
     },
   );
+  }
 
   app.post<{ Body: Static<typeof ChangesBody> }>(
     '/cohort/changes',
