@@ -22,17 +22,17 @@
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { existsSync, rmSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rmSync } from 'node:fs';
 import { IdqsError, cancelled, msg, queryTimeout, resourceExhausted, setting, unavailable } from '../errors.ts';
 import { SERVER_FAULT } from './sql-sandbox.ts';
 import { Pool, type BudgetStats } from './budget.ts';
 import { DeadlineReached, currentWork, deadline, outsideWork } from './work.ts';
-import type { FromWorker, WorkerResult, WorkerSetup } from './sql-worker.ts';
-import type { JsonValue } from './json.ts';
+import type { FromWorker, WorkerResult } from './sql-worker.ts';
+import { CallerSqlResult } from './caller-result.ts';
+
+export { CallerSqlResult };
 import { makeWorkerTempDir } from './worker-temp.ts';
+import { PRLIMIT, workerCommand } from './worker-command.ts';
 import { overShare, planWorkerMemory, procMemory, runningCap, type ProcMemory, type WorkerMemoryPlan } from './worker-memory.ts';
 
 /** What work given to a closed engine (or caught by its close) is answered. */
@@ -54,37 +54,8 @@ export interface SqlWorkersOptions {
   idleMs: number;
 }
 
-/** A caller query's result: rows kept as the JSON text the worker wrote, parsed only when asked. */
-export class CallerSqlResult {
-  private parsed: Record<string, JsonValue>[] | undefined;
-  constructor(
-    readonly columns: string[],
-    readonly types: string[],
-    /** The rows as JSON objects separated by commas. */
-    readonly rowsJson: string,
-    readonly row_count: number,
-    readonly truncated: boolean,
-    readonly truncated_reason: 'max_rows' | 'max_bytes' | null,
-    readonly max_rows: number,
-  ) {}
-
-  get rows(): Record<string, JsonValue>[] {
-    this.parsed ??= JSON.parse(`[${this.rowsJson}]`) as Record<string, JsonValue>[];
-    return this.parsed;
-  }
-}
-
 /** Time a worker gets to stop after an interrupt before it is killed. */
 const KILL_GRACE_MS = 1000;
-/**
- * Worker processes (every thread: set before Node starts) run below the server's priority, so its
- * own work comes first; not the lowest, so caller SQL still moves on a host busy with other work.
- */
-const WORKER_NICENESS = 10;
-const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => existsSync(p)) ?? null;
-const NICE = ['/usr/bin/nice', '/bin/nice'].find((p) => existsSync(p)) ?? null;
-/** util-linux, like prlimit: sets the parent-death signal, which survives the exec of prlimit and Node. */
-const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p)) ?? null;
 
 interface Job {
   id: number;
@@ -148,43 +119,12 @@ export class SqlWorkers {
     for (const w of this.pool.all().slice(0, n)) this.ensure(w).catch(() => undefined);
   }
 
-  private setup(w: Worker): { command: string; args: string[]; setup: WorkerSetup } {
-    const here = fileURLToPath(import.meta.url);
-    const fromSource = here.endsWith('.ts');
-    const entry = join(dirname(here), `sql-worker.${fromSource ? 'ts' : 'js'}`);
-    w.tempDir = makeWorkerTempDir(w.index);
-    const setup: WorkerSetup = {
-      path: this.o.path,
-      // The engine gets most of the share; the rest is for the rows being serialised.
-      memoryLimit: `${this.plan.engineMb}MB`,
-      threads: this.o.threads,
-      tempDir: w.tempDir,
-      tempDirSize: this.o.tempDirSize,
-      secrets: [dirname(this.o.path), this.o.path, w.tempDir, tmpdir(), homedir(), process.cwd()],
-      parentPid: process.pid,
-      kernelWatch: SETPRIV !== null,
-    };
-    const node = [
-      ...(fromSource ? ['--import', import.meta.resolve('tsx')] : []),
-      `--max-old-space-size=${this.plan.heapMb}`,
-      entry,
-      JSON.stringify(setup),
-    ];
-    // Limits are set before Node starts, so every thread the engine creates inherits them.
-    const argv = [process.execPath, ...node];
-    // A loose cap while it starts; the running cap is set once it is ready (capOnceStarted).
-    if (PRLIMIT) argv.unshift(PRLIMIT, `--data=${this.plan.startCapBytes}`, '--');
-    // Each of these execs the next, so the worker keeps the pid spawn gave it and the server stays its parent.
-    if (SETPRIV) argv.unshift(SETPRIV, '--pdeathsig', 'KILL');
-    if (NICE) argv.unshift(NICE, '-n', String(WORKER_NICENESS));
-    return { command: argv[0]!, args: argv.slice(1), setup };
-  }
-
   /** The worker's process, started when it has none (for the request `requestId`, named in operator logs). */
   private ensure(w: Worker, requestId?: string): Promise<void> {
     if (this.closed) return Promise.reject(engineClosed());
     if (w.ready) return w.ready;
-    const { command, args } = this.setup(w);
+    w.tempDir = makeWorkerTempDir(w.index);
+    const { command, args } = workerCommand({ path: this.o.path, threads: this.o.threads, tempDirSize: this.o.tempDirSize, tempDir: w.tempDir, plan: this.plan });
     w.killed = false;
     w.idleStop = false;
     w.stderr = '';
@@ -250,10 +190,11 @@ export class SqlWorkers {
     const pid = proc.pid;
     const held = pid ? procMemory(pid) : null;
     w.started = held;
-    if (!held || !pid || !PRLIMIT) return;
+    const prlimit = PRLIMIT;
+    if (!held || !pid || !prlimit) return;
     const cap = runningCap(this.plan, held.data);
     await new Promise<void>((resolve) =>
-      execFile(PRLIMIT, ['--pid', String(pid), `--data=${cap}`], (e) => {
+      execFile(prlimit, ['--pid', String(pid), `--data=${cap}`], (e) => {
         if (e) this.events.emit('operator', { level: 'warn', msg: 'caller-SQL worker: its memory cap could not be tightened; it keeps its start-up cap', cause: e.message });
         else if (w.proc === proc) w.cap = cap;
         resolve();
