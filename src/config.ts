@@ -56,6 +56,8 @@ export interface Config {
   sqlMaxRowsCap: number;
   sqlMaxBytes: number;
   sqlIdleS: number;
+  /** Memory for caller SQL results kept by statement (MB); 0 keeps none. */
+  sqlCacheMb: number;
   /** Facet counts (computed in the server process): how many at once, and their queue. */
   facetSlots: number;
   facetQueue: number;
@@ -188,6 +190,7 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_SQL_MAX_ROWS: { key: 'sqlMaxRows', schema: int(5000, 1), doc: 'default `max_rows` of `/v3/sql`' },
   IDQS_SQL_MAX_ROWS_CAP: { key: 'sqlMaxRowsCap', schema: int(10_000, 1), doc: 'ceiling of `max_rows`' },
   IDQS_SQL_MAX_BYTES: { key: 'sqlMaxBytes', schema: int(32 * 1024 * 1024, 1024, 2 ** 31), doc: 'byte budget of a SQL result (JSON rows); cut with `truncated_reason: max_bytes`' },
+  IDQS_SQL_CACHE_MB: { key: 'sqlCacheMb', schema: int(64, 0, 65_536), doc: 'memory for caller-SQL results kept per release by statement (the data of a release never changes); `0` keeps none' },
   IDQS_SQL_IDLE_S: { key: 'sqlIdleS', schema: int(120, 0), doc: 'a caller-SQL worker idle this long is stopped (started again on next use); `0` keeps them' },
   IDQS_FACET_SLOTS: { key: 'facetSlots', schema: int(1, 1, 64), doc: 'facet counts computed at once' },
   IDQS_FACET_QUEUE: { key: 'facetQueue', schema: int(16, 0, 100_000), doc: 'facet requests that may wait' },

@@ -51,7 +51,7 @@ declare module 'fastify' {
   }
 }
 
-const EXPOSED_HEADERS = ['ETag', 'X-Total-Count', 'X-Returned-Count', 'X-Truncated', 'X-Manifest-Limit', 'X-Filter-Warnings', 'X-As-Of', 'X-Computed-On'].join(', ');
+const EXPOSED_HEADERS = ['ETag', 'X-Total-Count', 'X-Returned-Count', 'X-Truncated', 'X-Manifest-Limit', 'X-Filter-Warnings', 'X-As-Of', 'X-Computed-On', 'X-Cache'].join(', ');
 
 /** A plugin served by the same app (registered last, at the root), given the request logger. */
 export type Extension = (app: FastifyInstance, log: Logger | null) => Promise<void>;

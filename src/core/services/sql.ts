@@ -10,6 +10,7 @@ import type { CallerSqlResult } from '../engine/engine.ts';
 import type { JsonValue } from '../engine/json.ts';
 import { IdqsError, field, invalidQuery, invalidRequest, msg } from '../errors.ts';
 import { missingTableHint } from './missing-tables.ts';
+import { cachedCallerSql, type CacheOutcome } from './sql-cache.ts';
 
 export interface SqlResult {
   columns: string[];
@@ -23,13 +24,13 @@ export interface SqlResult {
   max_rows: number;
 }
 
-async function callerResult(ctx: AppContext, sql: string, maxRows: number): Promise<CallerSqlResult> {
+async function callerResult(ctx: AppContext, sql: string, maxRows: number): Promise<{ result: CallerSqlResult; cache: CacheOutcome }> {
   const cap = ctx.config.sqlMaxRowsCap;
   if (!Number.isInteger(maxRows) || maxRows < 1 || maxRows > cap) {
     throw invalidRequest(msg`${field('max_rows')} must be an integer from 1 to ${cap}; got ${JSON.stringify(maxRows)}.`);
   }
   try {
-    return await ctx.engine.callerSql(sql, maxRows);
+    return await cachedCallerSql(ctx, sql, maxRows, () => ctx.engine.callerSql(sql, maxRows));
   } catch (e) {
     // A table of the release that this build lacks: say so and how to get it.
     const hint = e instanceof IdqsError && e.code === 'invalid_query' ? missingTableHint(ctx, e.message) : null;
@@ -44,7 +45,7 @@ async function callerResult(ctx: AppContext, sql: string, maxRows: number): Prom
  * the configured ceiling is refused (callers lower it first).
  */
 export async function runSql(ctx: AppContext, sql: string, maxRows: number): Promise<SqlResult> {
-  const r = await callerResult(ctx, sql, maxRows);
+  const { result: r } = await callerResult(ctx, sql, maxRows);
   return {
     columns: r.columns,
     types: r.types,
@@ -56,11 +57,11 @@ export async function runSql(ctx: AppContext, sql: string, maxRows: number): Pro
   };
 }
 
-/** The same result as the JSON text of a response body, in the key order of SqlResult. */
-export async function runSqlJson(ctx: AppContext, sql: string, maxRows: number): Promise<string> {
-  const r = await callerResult(ctx, sql, maxRows);
-  return (
+/** The same result as the JSON text of a response body, in the key order of SqlResult, and whether it came from the cache. */
+export async function runSqlJson(ctx: AppContext, sql: string, maxRows: number): Promise<{ body: string; cache: CacheOutcome }> {
+  const { result: r, cache } = await callerResult(ctx, sql, maxRows);
+  const body =
     `{"columns":${JSON.stringify(r.columns)},"types":${JSON.stringify(r.types)},"rows":[${r.rowsJson}],` +
-    `"row_count":${r.row_count},"truncated":${r.truncated},"truncated_reason":${JSON.stringify(r.truncated_reason)},"max_rows":${r.max_rows}}`
-  );
+    `"row_count":${r.row_count},"truncated":${r.truncated},"truncated_reason":${JSON.stringify(r.truncated_reason)},"max_rows":${r.max_rows}}`;
+  return { body, cache };
 }

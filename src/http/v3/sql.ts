@@ -69,6 +69,7 @@ export async function sqlRoutes(app: FastifyInstance): Promise<void> {
           `Rows are also cut at ${ctx.config.sqlMaxBytes} bytes of JSON (truncated_reason says which cut applied). ` +
           `A query running longer than ${seconds}s is cancelled (504 query_timeout); when all SQL slots are busy the answer is 503 busy; ` +
           'a query that needs more memory than caller SQL may use is stopped (503 resource_exhausted). ' +
+          'A release never changes while served, so answers are kept by statement and max_rows (IDQS_SQL_CACHE_MB); the X-Cache header says hit, miss (run and kept) or bypass (run, not kept: the statement uses random numbers, the clock or sampling). ' +
           'Learn the schema first with GET /v3/tables and GET /v3/tables/{table}; for bulk series lists use the cohort manifest endpoints.',
         body: SqlBody,
         response: { 200: SqlResult, ...errors(400, 422, 503, 504) },
@@ -77,9 +78,9 @@ export async function sqlRoutes(app: FastifyInstance): Promise<void> {
     async (req, reply) => {
       req.sqlLog = sqlLogValue(ctx, req.body.sql);
       // Above the ceiling is lowered (the body reports the cap applied in max_rows).
-      const body = await runSqlJson(ctx, req.body.sql, applyLimit('max_rows', req.body.max_rows, limits.sqlRows).value);
+      const { body, cache } = await runSqlJson(ctx, req.body.sql, applyLimit('max_rows', req.body.max_rows, limits.sqlRows).value);
       // The rows are JSON text written by the SQL worker: sent as they are, never parsed and written again.
-      return reply.type('application/json; charset=utf-8').send(body);
+      return reply.type('application/json; charset=utf-8').header('X-Cache', cache).send(body);
     },
   );
 }
