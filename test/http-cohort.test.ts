@@ -388,14 +388,15 @@ test('manifest.txt: an unknown source is 400 listing the allowed values', async 
   assert.match(fmt.error.message, /urls, s5cmd/);
 });
 
-test('manifest.txt: limit cuts the list, the headers say it is truncated and the last line how many series are left out', async () => {
+test('manifest.txt: limit cuts the list, which stays URLs only; the headers say it is truncated, and an s5cmd run file also says it in its last comment line', async () => {
   const r = await s.post('/v3/cohort/manifest.txt', { filters: NLST_CT, limit: 7 });
   const all = lines(await r.text());
-  const got = all.slice(0, -1);
-  assert.equal(got.length, 7);
-  assert.ok(got.every((l) => l.startsWith('s3://')));
+  assert.equal(all.length, 7);
+  // Every line is a URL, as a client reading it line by line takes it.
+  for (const l of all) assert.equal(new URL(l).protocol, 's3:', l);
   const total = (await sqlCounts(`collection_id = 'nlst' AND Modality = 'CT'`, [])).series;
-  assert.equal(all.at(-1), `# Truncated: 7 of ${total} series listed (limit 7); ${total - 7} series are not in this list. Raise the limit or narrow the filter to get them.`);
+  const run = lines(await (await s.post('/v3/cohort/manifest.txt', { filters: NLST_CT, limit: 7, format: 's5cmd' })).text());
+  assert.equal(run.at(-1), `# Truncated: 7 of ${total} series listed (limit 7); ${total - 7} series are not in this list. Raise the limit or narrow the filter to get them.`);
   assert.equal(r.headers.get('x-total-count'), String(total));
   assert.equal(r.headers.get('x-returned-count'), '7');
   assert.equal(r.headers.get('x-truncated'), 'true');
@@ -410,8 +411,9 @@ test('manifest.txt and manifest: limits above the manifest cap are lowered to it
     const r = await t.post('/v3/cohort/manifest.txt', { filters: NLST_CT, limit: 1000 });
     assert.equal(r.status, 200);
     const all = lines(await r.text());
-    assert.equal(all.length, 11);
-    assert.match(all[10]!, /^# Truncated: 10 of \d+ series listed \(limit 10\); \d+ series are not in this list\./);
+    assert.equal(all.length, 10);
+    assert.ok(all.every((l) => l.startsWith('s3://')));
+    assert.equal(r.headers.get('x-truncated'), 'true');
     assert.equal(r.headers.get('x-manifest-limit'), '10');
     assert.equal(r.headers.get('x-returned-count'), '10');
     assert.equal(r.headers.get('x-truncated'), 'true');

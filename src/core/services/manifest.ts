@@ -189,23 +189,29 @@ export function truncationLine(m: Pick<ManifestMeta, 'returned' | 'total' | 'lim
   return `# Truncated: ${m.returned} of ${m.total} series listed (limit ${m.limit}); ${m.total - m.returned} series are not in this list. Raise the limit or narrow the filter to get them.`;
 }
 
-/** The plain-text manifest, streamed (see line-stream.ts): header comments, the lines, and a last line when cut. */
+/**
+ * The plain-text manifest, streamed (see line-stream.ts). A URL list is URLs only, one per line (clients read
+ * it line by line as URLs): that a list is cut, or lists a past release, is said by the route's headers and the
+ * JSON forms. An s5cmd run file, whose syntax has comments, also says both in its own comment lines (a saved
+ * file keeps them), and how to run it.
+ */
 export async function manifestText(ctx: AppContext, req: ManifestTextRequest): Promise<ManifestText> {
   const o = await openManifest(ctx, req);
   const stream = streamLines(ctx, o.linesAt, o.limit, 'manifest');
   const [total] = await Promise.all([o.total(), stream.started]);
   if (stream.error) throw stream.error;
   const meta = metaOf(o, total);
+  const comments = meta.format === 's5cmd';
   const header: string[] = [];
   const named = asOfLine(meta);
-  if (named !== null) header.push(named);
-  if (meta.format === 's5cmd') header.push(`# Run with: ${s5cmdRun(ctx, meta.store)}`);
+  if (comments && named !== null) header.push(named);
+  if (comments) header.push(`# Run with: ${s5cmdRun(ctx, meta.store)}`);
   async function* body(): AsyncGenerator<Buffer> {
     try {
       if (header.length > 0) yield Buffer.from(header.join('\n') + '\n');
       yield* stream.blocks();
-      // A cut list says so in its own last line, not only in headers a saved file loses.
-      if (meta.truncated) yield Buffer.from(truncationLine(meta) + '\n');
+      // A cut run file says so in its own last line, not only in headers a saved file loses.
+      if (comments && meta.truncated) yield Buffer.from(truncationLine(meta) + '\n');
     } finally {
       // The reader stopped (finished, failed or gone): so does the producer.
       stream.stop();

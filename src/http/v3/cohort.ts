@@ -101,7 +101,7 @@ const MANIFEST_TEXT_HEADERS = {
   'X-Truncated': { type: 'string', enum: ['true', 'false'], description: 'true when the limit cut the manifest.' },
   'X-Manifest-Limit': { type: 'string', description: 'Effective limit after clamping to the manifest cap (an integer), or "none": the whole cohort.' },
   'X-Filter-Warnings': { type: 'string', description: 'JSON array of warnings (as in the JSON routes), present only when there are any.' },
-  'X-As-Of': { type: 'string', description: 'With as_of: the release listed (v<number>); the body then starts with a # line naming it.' },
+  'X-As-Of': { type: 'string', description: 'With as_of: the release listed (v<number>); an s5cmd run file also names it in its first (comment) line.' },
   'X-Computed-On': { type: 'string', description: 'With as_of: the release whose data answered.' },
 };
 
@@ -213,7 +213,7 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
           'The full manifest as text/plain, streamed: one s3:// series URL per line (s3://<bucket>/<crdc_series_uuid>/*), in manifest-page order. ' +
           'source=cloud2 lists the buckets of the second store, reached through its S3-compatible endpoint (URLs keep s3://). ' +
           'format=s5cmd emits a cp line per series, preceded by a # comment with the s5cmd command to run the file. ' +
-          'Headers X-Total-Count, X-Returned-Count, X-Truncated and X-Manifest-Limit say whether the list is complete; a list cut by limit (or by the server\'s IDQS_MANIFEST_CAP, unset by default) also ends with a line "# Truncated: ..." saying how many series were left out. An empty filter lists the whole release (X-Filter-Warnings says so). ' +
+          'Headers X-Total-Count, X-Returned-Count, X-Truncated and X-Manifest-Limit say whether the list is complete; the body of format urls is URLs only, one per line, whatever the request; an s5cmd run file cut by limit (or by the server\'s IDQS_MANIFEST_CAP, unset by default) also ends with a comment line "# Truncated: ..." saying how many series were left out. An empty filter lists the whole release (X-Filter-Warnings says so). ' +
           'A manifest that fails half-way ends with a line starting "# ERROR:" and an aborted transfer, never a clean end. ' +
           'Streamed exports share a budget (503 busy with Retry-After when full); a client that stops reading is cut after the write deadline.',
         body: ManifestTextBody,
