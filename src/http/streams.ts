@@ -96,3 +96,8 @@ export function sendBlocks(req: FastifyRequest, reply: FastifyReply, body: Async
   }
   return reply.send(Readable.from(cutOnFailure(), { objectMode: false }));
 }
+
+/** A JSON value safe for a header (X-Filter-Warnings of a streamed answer): ASCII only, no line breaks. */
+export function headerJson(v: unknown): string {
+  return JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

@@ -9,6 +9,7 @@ import { field, invalidQuery, msg, setting, tooLarge } from '../errors.ts';
 import type { FilterObject } from '../filters/v3.ts';
 import { round, tbFromMb, toNumber } from './numbers.ts';
 import { parseReleaseArg, servedSql, VERSION_ATTRIBUTES, versionFilter } from './release-versions.ts';
+import { gapWarning } from './as-of.ts';
 import { pagedLines, streamLines } from './line-stream.ts';
 
 export const CHANGE_KINDS = ['added', 'revised', 'removed'] as const;
@@ -49,6 +50,8 @@ export interface ChangesResult {
   truncated: boolean;
   /** Attributes a filter over releases may use. */
   filterable: string[];
+  /** Where the served release's records may disagree with the earlier release's own tables (as as_of says). */
+  warnings: string[];
 }
 
 /** The SQL of every change between two releases for a filter, ordered; with its parameters. */
@@ -98,7 +101,17 @@ export async function cohortChanges(ctx: AppContext, req: ChangesRequest): Promi
     returned: series.length,
     truncated,
     filterable: [...VERSION_ATTRIBUTES],
+    warnings: [changesWarning(q.from, ctx.dataset.release)],
   };
+}
+
+/**
+ * Both releases are reconstructed from the served one's records, which know no gaps: a series absent from the
+ * earlier release but recorded as first released before it (61 mri_dir series between 24.2.2 and 25.0.5) is
+ * counted as unchanged instead of added. The same caution as as_of's, said on every comparison.
+ */
+export function changesWarning(from: number, computedOn: string): string {
+  return `Changes are computed from ${computedOn}'s records, not from v${from}'s own tables. ${gapWarning(`v${from}`, computedOn)} Such series count as unchanged here rather than added; compare the two releases' own index tables (serve both: --release with a list) for an exact list.`;
 }
 
 const TSV_COLUMNS = ['change', 'SeriesInstanceUID', 'collection_id', 'PatientID', 'StudyInstanceUID', 'Modality', 'from_crdc_series_uuid', 'to_crdc_series_uuid', 'series_aws_url', 'series_size_MB'];
@@ -112,6 +125,7 @@ function tsvCell(c: string): string {
 export interface ChangesTsv {
   /** Changed series listed. */
   total: number;
+  warnings: string[];
   /** The list, a header line first, streamed (bounded memory; no engine connection held while the reader is behind). */
   body: AsyncGenerator<Buffer>;
 }
@@ -145,5 +159,5 @@ export async function changesTsv(ctx: AppContext, req: Omit<ChangesRequest, 'lim
       stream.stop();
     }
   }
-  return { total, body: body() };
+  return { total, warnings: [changesWarning(q.from, ctx.dataset.release)], body: body() };
 }

@@ -18,7 +18,7 @@ import { downloadCommands } from '../../contract/download-commands.ts';
 import { applyLimit, restLimits } from '../../contract/limits.ts';
 import { publicBase } from '../../contract/public-base.ts';
 import { errors } from './schemas.ts';
-import { holdExport, sendBlocks } from '../streams.ts';
+import { headerJson, holdExport, sendBlocks } from '../streams.ts';
 import { namedRelease } from '../../core/releases.ts';
 
 const EXAMPLE_FILTER = { terms: { collection_id: ['nlst'], Modality: ['CT'] } };
@@ -107,11 +107,6 @@ const MANIFEST_TEXT_HEADERS = {
 
 /** The command lines of a download payload, calling this API back where the caller reached it. */
 const commandsFor = (req: FastifyRequest) => downloadCommands(publicBase(req.server.ctx.config, req), req.server.ctx.dataset.stores, namedRelease(req.server.ctx));
-
-/** A JSON value safe for a header: ASCII only, no line breaks. */
-function headerJson(v: unknown): string {
-  return JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
 
 export async function cohortRoutes(app: FastifyInstance): Promise<void> {
   // The cohort index is read from its file (started now, while the routes compile) and awaited before

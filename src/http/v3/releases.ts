@@ -11,7 +11,7 @@ import { ChangesBody, ChangesResponse } from '../../contract/release-schemas.ts'
 import { applyLimit } from '../../contract/limits.ts';
 import { ResolveBody, ResolveResponse } from '../../contract/resolve-schemas.ts';
 import { errors } from './schemas.ts';
-import { holdExport, sendBlocks } from '../streams.ts';
+import { headerJson, holdExport, sendBlocks } from '../streams.ts';
 import { resolveBodyParser, textLinesOf } from '../resolve-body.ts';
 
 /** Bytes a line of a saved manifest may take on average (an s5cmd cp line with a deep destination) before the body is refused. */
@@ -95,12 +95,13 @@ export async function releaseRoutes(app: FastifyInstance): Promise<void> {
         reply
           .type('text/tab-separated-values; charset=utf-8')
           .header('X-Total-Count', String(tsv.total))
+          .header('X-Filter-Warnings', headerJson(tsv.warnings))
           .header('Content-Disposition', `attachment; filename="idqs-changes-${String(from)}-${String(to ?? ctx.dataset.release)}.tsv"`);
         return sendBlocks(req, reply, tsv.body);
       }
       const limit = applyLimit('limit', req.body.limit, { default: 100, cap: ctx.config.maxPageSize });
       const r = await cohortChanges(ctx, { filters, from, to, limit: limit.value });
-      return { ...r, warnings: limit.warning ? [limit.warning] : [] };
+      return { ...r, warnings: [...r.warnings, ...(limit.warning ? [limit.warning] : [])] };
     },
   );
 }
