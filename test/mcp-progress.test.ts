@@ -24,7 +24,8 @@ const SLOW_SQL = `SELECT sum(hash(a.range * 7 + b.range)) AS h FROM range(${N}) 
 
 let s: TestServer;
 before(async () => {
-  s = await startServer({ mcpProgressMs: PROGRESS_MS });
+  // The slow query is asked several times and must run each time: no caller-SQL cache here.
+  s = await startServer({ mcpProgressMs: PROGRESS_MS, sqlCacheMb: 0 });
 });
 after(async () => {
   await s?.close();
@@ -113,6 +114,19 @@ test('over streamable HTTP: progress of a slow run_sql arrives during the call, 
   const plain = await call(undefined, 'SELECT 1 AS x');
   assert.match(plain.headers.get('content-type') ?? '', /^application\/json/);
   assert.equal(((await plain.json()) as { id: number }).id, 7);
+  // A level the protocol does not have is the caller's mistake: -32602 (invalid params) naming the levels, no validation dump.
+  for (const params of [{ level: 'loud' }, {}]) {
+    const bad = await fetch(`${s.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'logging/setLevel', params }),
+    });
+    const text = await bad.text();
+    const body = JSON.parse(text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: '))!.slice(6)) as { error: { code: number; message: string } };
+    assert.equal(body.error.code, -32602, text);
+    assert.match(body.error.message, /level must be one of debug, info, notice, warning, error, critical, alert, emergency; got/);
+    assert.ok(body.error.message.length < 200, body.error.message);
+  }
 });
 
 test('over stdio (spawning idqs mcp): progress of a slow run_sql during the call; logging/setLevel honoured', async () => {

@@ -15,7 +15,9 @@ import {
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListToolsRequestSchema,
+  LoggingLevelSchema,
   McpError,
+  RequestSchema,
   SetLevelRequestSchema,
   type CallToolResult,
   type Tool,
@@ -178,8 +180,15 @@ export function createMcpServer(ctx: AppContext, opts: McpServerOptions): McpSer
   // Log messages to the client at the level it sets (per connection: one stdio session, or one HTTP request).
   const levels = new LogLevel();
   mcp.server.registerCapabilities({ logging: {} });
-  mcp.server.setRequestHandler(SetLevelRequestSchema, (req) => {
-    levels.level = req.params.level;
+  // Its params are checked here, not by the SDK's schema: a bad level is the caller's mistake (-32602, naming
+  // the levels), where the SDK's own parse answers -32603 with a validation dump.
+  mcp.server.setRequestHandler(SetLevelRequestSchema.extend({ params: RequestSchema.shape.params }), (req) => {
+    const level = LoggingLevelSchema.safeParse((req.params as { level?: unknown } | undefined)?.level);
+    if (!level.success) {
+      const got = (req.params as { level?: unknown } | undefined)?.level;
+      throw new McpError(ErrorCode.InvalidParams, `level must be one of ${LoggingLevelSchema.options.join(', ')}; got ${got === undefined ? 'none' : JSON.stringify(got)}.`);
+    }
+    levels.level = level.data;
     return {};
   });
   mcp.server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {

@@ -235,7 +235,8 @@ export async function preview(ctx: AppContext, body: unknown): Promise<PreviewOu
 const invalidToken = (raw: string | null) =>
   invalidQuery(
     raw === null
-      ? 'Invalid next_page token None'
+      ? // The public service's words (clients match them), then what to do: the request carried no token.
+        'Invalid next_page token None: the request has no next_page value (it is empty, or the parameter is not spelled next_page). Pass the next_page value of the previous response unchanged, or run the query again from its first page.'
       : `Invalid next_page token (${raw.length} characters): it is not a token this server issued, or it was altered. Pass the next_page value of the previous response unchanged, or run the query again from its first page.`,
   );
 
