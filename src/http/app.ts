@@ -180,6 +180,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     const { level = 'warn', msg = 'engine event', ...fields } = ev;
     const line = { ...fields, req_id: fields.req_id ?? currentWork()?.requestId };
     if (level === 'error') log.error(line, msg);
+    else if (level === 'info') log.info(line, msg);
     else log.warn(line, msg);
   };
   for (const c of servedReleases(ctx)) c.engine.events.on('operator', onOperator);

@@ -32,7 +32,14 @@ type Ask<Q extends Question> = (...args: Parameters<CohortAnswers[Q]>) => Promis
 /** The answer to question `q` about `args`, from the first evaluator that can give it. */
 export async function answer<Q extends Question>(q: Q, ...args: Parameters<CohortAnswers[Q]>): Promise<Answer<Q>> {
   for (const ev of PARTIAL) {
-    const a = await (ev[q] as Ask<Q>)(...args);
+    let a: Answer<Q> | null;
+    try {
+      a = await (ev[q] as Ask<Q>)(...args);
+    } catch (e) {
+      // An evaluator that lost its data mid-answer (the cohort index's file changed under it) says so: the next one answers.
+      if ((e as { askElsewhere?: boolean }).askElsewhere === true) continue;
+      throw e;
+    }
     if (a !== null) {
       count(ev.name, q);
       return a;

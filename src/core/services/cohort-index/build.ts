@@ -201,9 +201,14 @@ async function loadOrBuild(ctx: AppContext, key: string, loading: Promise<LoadRe
     origins.set(releaseContext(ctx), { loaded: true, reason: null, saved: null });
     return r.index;
   }
+  // Every build says why the file was not used (a first start has none: not worth a warning).
+  if (r.reason !== 'absent') ctx.engine.events.emit('operator', { level: 'warn', msg: `cohort index file not used, building the index from the database: ${r.reason}`, file: fileOf(ctx) });
   const ix = await buildIndex(ctx);
   const saved = saveIndexFile(ix, fileOf(ctx), key).catch((e: Error) => `not written: ${e.message}`);
   origins.set(releaseContext(ctx), { loaded: false, reason: r.reason, saved });
+  if (r.reason !== 'absent') {
+    void saved.then((outcome) => ctx.engine.events.emit('operator', { level: outcome === 'written' ? 'info' : 'warn', msg: `cohort index file after the rebuild: ${outcome}`, file: fileOf(ctx) }));
+  }
   return ix;
 }
 
@@ -216,7 +221,7 @@ export function cohortIndex(ctx: AppContext): Promise<CohortIndex | null> {
     const key = indexKey(ctx.dataset.identity, ctx.engine.options.path);
     const present = existsSync(file);
     const loading: Promise<LoadResult> = present
-      ? readIndexFile(file, key, (t) => addCollectionColumns(ctx, t)).catch((e: Error) => ({ reason: `damaged (${e.message})` }))
+      ? readIndexFile(file, key, (t) => addCollectionColumns(ctx, t), (why) => dropChanged(ctx, why)).catch((e: Error) => ({ reason: `damaged (${e.message})` }))
       : Promise.resolve({ reason: 'absent' });
     // The file holds the facet table too: facets wait for it rather than scan the engine for the same arrays.
     if (present) {
@@ -233,6 +238,21 @@ export function cohortIndex(ctx: AppContext): Promise<CohortIndex | null> {
 }
 
 const reading = new WeakMap<AppContext, Promise<LoadResult>>();
+
+/**
+ * The file changed under the running server (a part read on first use failed its checksum): the index and
+ * the facet table read from it are dropped, so answers come from SQL (and facets wait) while both are read
+ * or built again, the file then rewritten; the operator is told why.
+ */
+function dropChanged(ctx: AppContext, why: string): void {
+  const release = releaseContext(ctx);
+  ctx.engine.events.emit('operator', { level: 'warn', msg: `cohort index file changed under the running server; dropping the index and building it again (SQL answers meanwhile): ${why}`, file: fileOf(ctx) });
+  ready.delete(release);
+  reading.delete(release);
+  release.memo.delete('cohort-index');
+  release.memo.delete('facet-table');
+  warmCohortIndex(ctx);
+}
 
 /**
  * At start-up: waits for the index when its file is there (a read of the file,

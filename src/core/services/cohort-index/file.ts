@@ -10,7 +10,11 @@
 // A start keeps only what counts and pages need (about 55 MB of the full
 // corpus's 214); the facet codes, the entities' orders, most range columns and
 // the identifier dictionaries are read from the same (checksummed) file on
-// first use.
+// first use. Each of those parts has its own checksum, taken at load: a file
+// changed in place under a running server (copied over, rewritten by another
+// process, a disk fault) is caught on that first use, the index is dropped
+// (answers come from SQL while it is built again) and the operator is told;
+// its bytes never reach an answer.
 
 import { createHash } from 'node:crypto';
 import fs, { constants, existsSync, statSync } from 'node:fs';
@@ -19,6 +23,7 @@ import { access, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { removeDeadLeftovers, withCacheLock } from '../../cache-lock.ts';
+import { IdqsError } from '../../errors.ts';
 import { ATTRIBUTE_BY_NAME, ATTRIBUTES } from '../../registry/attributes.ts';
 import type { Edges } from '../facets/bins.ts';
 import type { Entity, FacetColumn, FacetTable, RangeColumn, TermColumn } from '../facets/table.ts';
@@ -290,7 +295,16 @@ function deferredOf(h: Header): Set<number> {
  * byte is checksummed: the kept ones where they land, the others through two
  * small buffers (one read while the other is checksummed).
  */
-async function readHeader(path: string): Promise<{ header: Header; buf: ArrayBuffer; at: Map<number, number>; fd: number } | { reason: string }> {
+/** A part read on first use is not what was checksummed at load: the file changed under the server. */
+export class IndexFileChanged extends IdqsError {
+  /** The planner asks the next evaluator instead (see planner/plan.ts). */
+  readonly askElsewhere = true;
+  constructor(path: string) {
+    super('unavailable', `The cohort index file ${path} changed while the server used it; the index is being rebuilt and answers come from SQL meanwhile. Retry.`);
+  }
+}
+
+async function readHeader(path: string): Promise<{ header: Header; buf: ArrayBuffer; at: Map<number, number>; fd: number; partCrc: Map<number, number> } | { reason: string }> {
   if (!existsSync(path)) return { reason: 'absent' };
   const fd = fs.openSync(path, 'r');
   let keep = false;
@@ -318,6 +332,20 @@ async function readHeader(path: string): Promise<{ header: Header; buf: ArrayBuf
       packed += Math.ceil(bytesOf(r) / 8) * 8;
       end = r.o + bytesOf(r);
     }
+    // The parts not kept (read on first use), each with its own checksum, taken as the whole file's is.
+    const later = [...refsOf(header).values()].filter((r) => !at.has(r.o) && bytesOf(r) > 0).sort((a, b) => a.o - b.o);
+    const partCrc = new Map<number, number>(later.map((r) => [r.o, 0]));
+    let next = 0;
+    const partsOf = (bytes: Uint8Array, from: number) => {
+      const to = from + bytes.length;
+      while (next < later.length && later[next]!.o + bytesOf(later[next]!) <= from) next++;
+      for (let i = next; i < later.length && later[i]!.o < to; i++) {
+        const r = later[i]!;
+        const a = Math.max(r.o, from);
+        const b = Math.min(r.o + bytesOf(r), to);
+        if (a < b) partCrc.set(r.o, crc32(bytes.subarray(a - from, b - from), partCrc.get(r.o)));
+      }
+    };
     const buf = new ArrayBuffer(packed);
     // The file from the header on as pieces: each kept array straight into its place, the rest through the scratch buffers.
     const pieces: { from: number; into: Uint8Array | null }[] = [];
@@ -336,20 +364,26 @@ async function readHeader(path: string): Promise<{ header: Header; buf: ArrayBuf
     const scratch = [Buffer.allocUnsafeSlow(SCRATCH), Buffer.allocUnsafeSlow(SCRATCH)];
     let crc = 0;
     let pending: Uint8Array | null = null;
+    let pendingFrom = 0;
+    const take = (bytes: Uint8Array, from: number) => {
+      crc = crc32(bytes, crc);
+      if (from >= PREFIX + length) partsOf(bytes, from);
+    };
     for (let k = 0, s = 0; k < pieces.length; k++) {
       const p = pieces[k]!;
-      const next = pieces[k + 1]?.from ?? size;
-      const into = p.into ?? scratch[s++ % 2]!.subarray(0, Math.min(SCRATCH, next - p.from));
+      const nextFrom = pieces[k + 1]?.from ?? size;
+      const into = p.into ?? scratch[s++ % 2]!.subarray(0, Math.min(SCRATCH, nextFrom - p.from));
       const reading = readAt(fd, into, 0, into.length, p.from);
-      if (pending) crc = crc32(pending, crc);
+      if (pending) take(pending, pendingFrom);
       const { bytesRead } = await reading;
       if (bytesRead !== into.length) return { reason: 'damaged (shorter than it says)' };
       pending = into;
+      pendingFrom = p.from;
     }
-    if (pending) crc = crc32(pending, crc);
+    if (pending) take(pending, pendingFrom);
     if (crc !== prefix.readUInt32LE(12)) return { reason: 'damaged (checksum mismatch)' };
     keep = true;
-    return { header, buf, at, fd };
+    return { header, buf, at, fd, partCrc };
   } catch (e) {
     return { reason: `damaged (${(e as Error).message})` };
   } finally {
@@ -383,10 +417,17 @@ export type LoadResult = { index: CohortIndex } | { reason: string };
  * buffer read from the file, nothing computed from the engine's rows. Else
  * why not (the caller builds it instead).
  */
-export async function readIndexFile(path: string, key: string, collections: (t: FacetTable) => Promise<void>): Promise<LoadResult> {
+export async function readIndexFile(
+  path: string,
+  key: string,
+  collections: (t: FacetTable) => Promise<void>,
+  /** Called once when a part read on first use is not what was loaded (the file changed under the server). */
+  changed: (reason: string) => void = () => {},
+): Promise<LoadResult> {
   const r = await readHeader(path);
   if ('reason' in r) return r;
-  const { header: h, buf, at, fd } = r;
+  const { header: h, buf, at, fd, partCrc } = r;
+  let toldChanged = false;
   if (h.key !== key) {
     fs.closeSync(fd);
     return { reason: 'stale (written for another database or version)' };
@@ -409,8 +450,18 @@ export async function readIndexFile(path: string, key: string, collections: (t: 
     const bytes = new Uint8Array(a.buffer);
     for (let at = 0; at < bytes.length; ) {
       const n = fs.readSync(source.fd, bytes, at, bytes.length - at, ref.o + at);
-      if (n === 0) throw new Error(`cohort index file ${path}: shorter than when it was loaded`);
+      if (n === 0) break;
       at += n;
+    }
+    if (bytes.length === 0) return a;
+    // Checked against the part's checksum taken at load: never an answer from bytes that changed since.
+    const crc = partCrc.get(ref.o);
+    if (crc === undefined || crc32(bytes) !== crc) {
+      if (!toldChanged) {
+        toldChanged = true;
+        changed(`the part at byte ${ref.o} (${bytes.length} bytes) is not what was checksummed when the file was loaded`);
+      }
+      throw new IndexFileChanged(path);
     }
     return a;
   };
