@@ -9,24 +9,21 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { lit } from '../src/core/data/sql.ts';
 import { SKIP_REAL, pinnedRelease } from './real-releases.ts';
-import { freePort } from './fixture.ts';
+import { serveWithDefaults, type CliServer } from './serve-cli.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-const CLI = join(fileURLToPath(new URL('..', import.meta.url)), 'bin', 'idqs.cjs');
-let server: ChildProcess;
-let base: string;
+let server: CliServer;
 let raw: DuckDBConnection;
-const post = (path: string, body: unknown) => fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (path: string, body: unknown) => server.post(path, body);
 /** The server's caller-SQL workers: its children that run the worker entry. */
 const workerPids = () =>
-  execFileSync('pgrep', ['-P', String(server.pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number).filter((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('sql-worker'));
+  execFileSync('pgrep', ['-P', String(server.proc.pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number).filter((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('sql-worker'));
 
 /** Rows of the independent SQL, with its BIGINT counts as numbers (as the service writes them). */
 const oracle = async (sql: string) =>
@@ -44,25 +41,11 @@ before(async () => {
   raw = await inst.connect();
   await raw.run(`CREATE VIEW idx AS SELECT * FROM read_parquet(${lit(join(rel.fetch.folder, 'idc_index.parquet'))})`);
   // Default settings: no IDQS_* variable reaches the server but its log level.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('IDQS_')));
-  const port = await freePort();
-  server = spawn(process.execPath, [CLI, 'serve', '--db', rel.db, '--port', String(port)], { env: { ...env, IDQS_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  server.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const end = Date.now() + 120_000;
-  while (!/serving data release/.test(err)) {
-    if (server.exitCode !== null || Date.now() > end) throw new Error(`idqs serve did not start:\n${err}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  base = `http://127.0.0.1:${port}`;
+  server = await serveWithDefaults(rel.db);
 });
 
 after(async () => {
-  // SIGTERM, so the server stops its workers and removes their folders as it would for an operator.
-  if (!server || server.exitCode !== null) return;
-  const exited = new Promise((r) => server.once('exit', r));
-  server.kill('SIGTERM');
-  await exited;
+  await server?.stop();
 });
 
 const DISTINCT = [
@@ -95,7 +78,7 @@ test('SUMMARIZE of the whole index answers three times in a row: every column co
   const [{ n }] = (await oracle('SELECT count(*)::INTEGER AS n FROM idx')) as [{ n: number }];
   const [{ lo, hi }] = (await oracle('SELECT min(SeriesInstanceUID) AS lo, max(SeriesInstanceUID) AS hi FROM idx')) as [{ lo: string; hi: string }];
   const columns = (await oracle('SELECT column_name FROM (DESCRIBE idx)')).map((x) => String(x.column_name));
-  const schema = (await (await fetch(`${base}/v3/tables/index`)).json()) as { columns: { name: string }[] };
+  const schema = (await (await fetch(`${server.base}/v3/tables/index`)).json()) as { columns: { name: string }[] };
   const served = schema.columns.map((c) => c.name);
   for (let round = 0; round < 3; round++) {
     const r = await sql('SELECT * FROM (SUMMARIZE index)');

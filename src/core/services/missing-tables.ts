@@ -34,6 +34,24 @@ export function tableNotInBuild(ctx: AppContext, table: string): IdqsError {
   return unavailable(missingTableMessage(ctx, table));
 }
 
+/** IDC's BigQuery names: `bigquery-public-data.idc_current.dicom_all`, idc_v25.segmentations, in backticks or not. */
+const BIGQUERY = /`?\b(?:bigquery-public-data\.)?(idc_(?:current|v\d+)(?:_clinical)?)\.([A-Za-z0-9_]+)`?/;
+
+/**
+ * For SQL written for IDC's BigQuery datasets (the documentation's and the agent skills' examples): the
+ * engine only says "syntax error at or near `". Say what the names are here, and where the table lives.
+ */
+export function bigQueryHint(ctx: AppContext, sql: string): string | null {
+  const m = BIGQUERY.exec(sql);
+  if (!m) return null;
+  const [, dataset, table] = m as unknown as [string, string, string];
+  const here = ctx.catalog.tables.includes(table) ? `this server has ${table}: name it alone` : TABLE_BY_NAME.has(table) ? missingTableMessage(ctx, table) : `this server has no table ${table} (BigQuery's ${table} is not among the release's index tables)`;
+  return (
+    `This statement is written for IDC's BigQuery dataset ${dataset}: here tables are named without project and dataset, and quoted with double quotes, not backticks; ${here}. ` +
+    `The series-level table is index (one row per series, about 50 columns of dicom_all's); tables available now: ${ctx.catalog.tables.join(', ')}.`
+  );
+}
+
 /** For an engine error about a table that does not exist: what to do when it is a table of the release. */
 export function missingTableHint(ctx: AppContext, engineMessage: string): string | null {
   const m = /Table with name "?([A-Za-z0-9_.]+)"? does not exist/.exec(engineMessage);
@@ -42,6 +60,12 @@ export function missingTableHint(ctx: AppContext, engineMessage: string): string
   if (name.startsWith('clinical.')) {
     return ctx.catalog.clinicalTables.length === 0 ? `This build has no clinical tables (${why(ctx)}).` : null;
   }
-  if (!TABLE_BY_NAME.has(name) || ctx.catalog.tables.includes(name)) return null;
-  return missingTableMessage(ctx, name);
+  if (ctx.catalog.tables.includes(name)) return null;
+  if (TABLE_BY_NAME.has(name)) return missingTableMessage(ctx, name);
+  // A bare name as idc-index's clinical tables are used (nlst_canc): here they live in the clinical schema.
+  if (ctx.catalog.clinicalTables.some((t) => t === name || t.endsWith(`.${name}`))) return `The clinical table ${name} is named clinical.${name} here.`;
+  if (ctx.catalog.clinicalTables.length === 0 && /^[a-z0-9_]+$/.test(name)) {
+    return `If ${name} is a clinical table of a collection: this build has no clinical tables (${why(ctx)}); fetch them with: ${fetchTablesCommand(ctx, ['clinical'])}, then name it clinical.${name}.`;
+  }
+  return null;
 }

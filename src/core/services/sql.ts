@@ -9,7 +9,7 @@ import type { AppContext } from '../context.ts';
 import type { CallerSqlResult } from '../engine/engine.ts';
 import type { JsonValue } from '../engine/json.ts';
 import { IdqsError, field, invalidQuery, invalidRequest, msg } from '../errors.ts';
-import { missingTableHint } from './missing-tables.ts';
+import { bigQueryHint, missingTableHint } from './missing-tables.ts';
 import { cachedCallerSql, type CacheOutcome } from './sql-cache.ts';
 
 export interface SqlResult {
@@ -33,7 +33,7 @@ async function callerResult(ctx: AppContext, sql: string, maxRows: number): Prom
     return await cachedCallerSql(ctx, sql, maxRows, () => ctx.engine.callerSql(sql, maxRows));
   } catch (e) {
     // A table of the release that this build lacks: say so and how to get it.
-    const hint = e instanceof IdqsError && e.code === 'invalid_query' ? missingTableHint(ctx, e.message) : null;
+    const hint = e instanceof IdqsError && e.code === 'invalid_query' ? (bigQueryHint(ctx, sql) ?? missingTableHint(ctx, e.message)) : null;
     if (hint) throw invalidQuery([...(e as IdqsError).parts, `\n${hint}`]);
     throw e;
   }
