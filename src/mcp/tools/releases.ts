@@ -44,7 +44,7 @@ export function releaseTools(limits: ToolLimits): ToolDef[] {
       run: async (a, { ctx }) => {
         const limit = applyLimit('limit', a.limit, { default: 20, cap: limits.pageSize.cap });
         const r = await cohortChanges(ctx, { filters: filterOf(a), from: a.from, to: a.to, limit: limit.value });
-        return { ...r, warnings: limit.warning ? [limit.warning] : [] };
+        return { ...r, warnings: [...r.warnings, ...(limit.warning ? [limit.warning] : [])] };
       },
     }),
   ];
