@@ -4,14 +4,15 @@
 // wider than the screen, tables scroll inside their card), the filter drawer
 // of narrow screens opens, counts active filters and closes, charts are
 // operable from the keyboard, and axe-core finds no serious or critical
-// violation on any view. Screenshots go to .cache/screenshots/.
+// violation on any view; from 360 to 2560 px the tables' View and Download
+// columns stay inside their card. Screenshots go to .cache/screenshots/.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { startServer, type TestServer } from './fixture.ts';
 import { CHROMIUM, openBrowser, type TestBrowser } from './browser.ts';
-import { WIDTHS, axe, checkLayout, loaded, measure } from './layout-checks.ts';
+import { TABLE_WIDTHS, WIDTHS, axe, checkLayout, checkTableActions, loaded, measure } from './layout-checks.ts';
 
 let s: TestServer;
 let b: TestBrowser;
@@ -28,6 +29,10 @@ after(async () => {
 
 test('at 390, 768, 1024 and 1440 px: no overlap, no clipping, no blank scroll, no sideways scroll; axe finds nothing serious', async () => {
   for (const [width, height] of WIDTHS) await checkLayout(b, s.url, width, height, 'synthetic');
+});
+
+test('at 360 to 2560 px the series and studies tables keep View and Download inside their card, with no sideways page scroll', async () => {
+  for (const width of TABLE_WIDTHS) await checkTableActions(b, s.url, width, 'synthetic');
 });
 
 test('at 390 px the drawer opens, counts the filters it holds, closes with Escape; tables scroll inside their card', async () => {
