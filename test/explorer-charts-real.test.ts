@@ -3,7 +3,9 @@
 // 158,000 of 86,362 patients on v25), spellings that differ only in case
 // ("Breast", "breast") are one bar counting each patient once, and no bar
 // exceeds the release's total, each bar equal to SQL over the collections
-// listing its values. IDQS_SKIP_REAL_DATA skips it on purpose, said.
+// listing its values; a collection page (TCGA-LUAD) cites the collection
+// first and analysis results after under their names, and reflows its
+// description. IDQS_SKIP_REAL_DATA skips it on purpose, said.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -81,5 +83,36 @@ test(`the real release ${PIN.release}: chart bars count patients once and never 
   await b.page.locator('[data-chart="tumor_locations"] [data-merged]').waitFor();
   await b.page.locator('[data-chart="cancer_types"]').scrollIntoViewIfNeeded();
   await b.screenshot('charts-real-1280');
+  assert.deepEqual(b.problems, []);
+});
+
+test(`the real release ${PIN.release}: a collection page cites the collection first, analysis results after under their names; its description reflowed`, { skip: skipReal }, async () => {
+  const id = 'tcga_luad';
+  const analyses = (await s.ctx.engine.rows(`SELECT source_DOI AS doi, analysis_result_title AS title FROM analysis_results_index WHERE source_DOI IS NOT NULL`)).map((r) => ({
+    doi: String(r.doi).toLowerCase(),
+    title: String(r.title),
+  }));
+  const [d] = await s.ctx.engine.rows(`SELECT description FROM collections_index WHERE collection_id = ?`, [id]);
+  await b.page.goto(`${s.url}/?tab=collections#collection=${id}`);
+  const cites = b.page.locator(`[data-collection-page="${id}"] p.cite`);
+  await cites.first().waitFor({ timeout: 30_000 });
+  const texts = (await cites.allTextContents()).map((t) => t.toLowerCase());
+  const cited = (t: string) => analyses.find((a) => t.includes(a.doi));
+  assert.ok(texts.length >= 2, `${id} has its own citation and analysis results'`);
+  assert.equal(cited(texts[0]!), undefined, `the first citation is the collection's own, not an analysis result's: ${texts[0]}`);
+  const firstAnalysis = texts.findIndex((t) => cited(t));
+  assert.ok(firstAnalysis > 0 && texts.slice(firstAnalysis).every((t) => cited(t)), 'analysis results are cited after the collection');
+  const labels = await b.page.locator(`[data-collection-page="${id}"] [data-cite-label]`).evaluateAll((els) => els.map((e) => e.getAttribute('data-cite-label')));
+  assert.match(labels[0]!, /^This collection: /);
+  for (const [i, t] of texts.entries()) if (cited(t)) assert.equal(labels[i], `Analysis result: ${cited(t)!.title}`);
+  // The description: paragraphs of whole sentences, not the source's one-word lines.
+  const paras = await b.page.locator(`[data-collection-page="${id}"] .description p`).allInnerTexts();
+  const sourceLines = String(d!.description).split('\n').filter((l) => l.trim() !== '').length;
+  assert.ok(paras.length >= 1 && paras.length < sourceLines, `${paras.length} paragraphs from ${sourceLines} source lines`);
+  for (const p of paras) assert.ok(!p.includes('\n'), `a paragraph keeps a source line break: ${p.slice(0, 80)}`);
+  const words = (x: string) => x.replace(/<[^>]+>/g, ' ').replace(/&nbsp;/g, ' ').split(/\s+/).filter((w) => w !== '' && !w.startsWith('&'));
+  assert.equal(words(paras.join(' ')).length, words(String(d!.description)).length, 'every word of the description is shown');
+  await b.page.locator(`[data-collection-page="${id}"] .description`).scrollIntoViewIfNeeded();
+  await b.screenshot('collection-real-1280');
   assert.deepEqual(b.problems, []);
 });
