@@ -4,14 +4,15 @@
 // wider than the screen, tables scroll inside their card), the filter drawer
 // of narrow screens opens, counts active filters and closes, charts are
 // operable from the keyboard, and axe-core finds no serious or critical
-// violation on any view. Screenshots go to .cache/screenshots/.
+// violation on any view; from 360 to 2560 px the tables' View and Download
+// columns stay inside their card. Screenshots go to .cache/screenshots/.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { startServer, type TestServer } from './fixture.ts';
 import { CHROMIUM, openBrowser, type TestBrowser } from './browser.ts';
-import { WIDTHS, axe, checkLayout, loaded, measure } from './layout-checks.ts';
+import { TABLE_WIDTHS, WIDTHS, axe, checkLayout, checkTableActions, loaded, measure } from './layout-checks.ts';
 
 let s: TestServer;
 let b: TestBrowser;
@@ -30,7 +31,11 @@ test('at 390, 768, 1024 and 1440 px: no overlap, no clipping, no blank scroll, n
   for (const [width, height] of WIDTHS) await checkLayout(b, s.url, width, height, 'synthetic');
 });
 
-test('at 390 px the drawer opens, counts the filters it holds, closes with Escape; tables scroll inside their card', async () => {
+test('at 360 to 2560 px the series and studies tables keep View and Download inside their card, with no sideways page scroll', async () => {
+  for (const width of TABLE_WIDTHS) await checkTableActions(b, s.url, width, 'synthetic');
+});
+
+test('at 390 px the drawer opens as a modal (Tab and Shift+Tab stay in it), counts the filters it holds, closes with Escape; tables scroll inside their card', async () => {
   await b.page.setViewportSize({ width: 390, height: 844 });
   await b.page.goto(`${s.url}/`);
   await loaded(b.page);
@@ -44,6 +49,13 @@ test('at 390 px the drawer opens, counts the filters it holds, closes with Escap
   await panel.waitFor({ state: 'visible' });
   await b.screenshot('layout-synthetic-390-drawer');
   assert.deepEqual(await axe(b.page), [], 'axe with the drawer open');
+  // The drawer is modal: Shift+Tab from its first control, and Tab from its last, stay in it.
+  const inDrawer = `!!(document.activeElement && document.activeElement.closest('#filters'))`;
+  assert.equal(await b.page.evaluate(`document.activeElement && document.activeElement.textContent`), 'Show results', 'the drawer opens on its close button');
+  await b.page.keyboard.press('Shift+Tab');
+  assert.equal(await b.page.evaluate(inDrawer), true, 'Shift+Tab from the first control stays in the drawer');
+  await b.page.keyboard.press('Tab');
+  assert.equal(await b.page.evaluate(inDrawer), true, 'Tab from the last control stays in the drawer');
   await panel.locator('[data-facet="Modality"] li:has([data-value="CT"]) input[type=checkbox]').check();
   await b.page.keyboard.press('Escape');
   await panel.waitFor({ state: 'hidden' });

@@ -97,6 +97,34 @@ export async function measure(page: Page): Promise<Measures> {
   return (await page.evaluate(MEASURE)) as Measures;
 }
 
+/** The widths of the issue's table check: phones, tablets, laptops and a wide screen. */
+export const TABLE_WIDTHS = [360, 390, 768, 960, 1280, 1440, 2560] as const;
+
+/**
+ * The series and studies tables at a width: their View and Download columns (found by heading)
+ * lie inside their card without a sideways scroll, and the page does not scroll sideways.
+ */
+export async function checkTableActions(b: TestBrowser, url: string, width: number, name: string): Promise<void> {
+  await b.page.setViewportSize({ width, height: 900 });
+  for (const level of ['series', 'studies']) {
+    await b.page.goto(`${url}/?tab=${level}`);
+    await b.page.locator('table.data tbody tr').first().waitFor({ timeout: 20_000 });
+    if (width === 1280 || width === 390) await b.screenshot(`layout-${name}-${width}-${level}`);
+    const m = (await b.page.evaluate(`(() => {
+      const table = document.querySelector('table.data');
+      const card = table.closest('.scroll-x').getBoundingClientRect();
+      const heads = [...table.querySelectorAll('thead th')].map((th) => th.textContent.trim());
+      const cells = [...table.querySelector('tbody tr').children];
+      const actions = heads.flatMap((h, i) => (h === 'View' || h === 'Download' ? [{ h, x: cells[i].getBoundingClientRect().left, r: cells[i].getBoundingClientRect().right }] : []));
+      return { page: document.documentElement.scrollWidth, viewport: innerWidth, card: { x: card.left, r: card.right }, actions };
+    })()`)) as { page: number; viewport: number; card: { x: number; r: number }; actions: { h: string; x: number; r: number }[] };
+    const at = `${level} at ${width} px`;
+    assert.ok(m.page <= m.viewport, `${at}: the page is ${m.page} px wide in a ${m.viewport} px window`);
+    assert.deepEqual(m.actions.map((a) => a.h).sort(), ['Download', 'View'], `${at}: View and Download columns`);
+    for (const a of m.actions) assert.ok(a.x >= m.card.x - 0.5 && a.r <= m.card.r + 0.5, `${at}: ${a.h} at ${Math.round(a.x)}-${Math.round(a.r)} px, outside its card (${Math.round(m.card.x)}-${Math.round(m.card.r)} px)`);
+  }
+}
+
 /** Load the charts view at a size, screenshot it, and check the layout and axe. */
 export async function checkLayout(b: TestBrowser, url: string, width: number, height: number, name: string): Promise<void> {
   {

@@ -3,10 +3,12 @@
 // made on. Sent to the service as one filter, a union (any_of) of one member
 // per cohort and per kind of item, so its counts, manifest, citations and
 // licenses come from the same routes as the cohort's. A share link carries
-// the cart itself, deflated and base64url-encoded in the URL's hash.
+// the cohort on screen and the tab in its query (the explorer's own URL) and
+// the cart itself, deflated and base64url-encoded, in its hash; opening one
+// asks before it touches the recipient's cart (sharing.tsx).
 
 import { useEffect, useState } from 'preact/hooks';
-import { currentRelease, type Filter } from './api.ts';
+import type { Filter } from './api.ts';
 
 export const KINDS = ['collections', 'patients', 'studies', 'series'] as const;
 export type Kind = (typeof KINDS)[number];
@@ -135,12 +137,19 @@ async function pipe(bytes: Uint8Array<ArrayBuffer>, stream: CompressionStream | 
   return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(stream)).arrayBuffer());
 }
 
-/** The share link of a cart: the page's address with #cart=<deflated JSON>. */
-export async function shareLink(c: Cart): Promise<string> {
+/** The share link of a cart: the page's address with the cohort's query (`?Modality=CT&tab=cart`, url-state.ts toQuery) and #cart=<deflated JSON>. */
+export async function shareLink(c: Cart, query: string): Promise<string> {
   const packed = await pipe(new TextEncoder().encode(JSON.stringify(c)), new CompressionStream('deflate-raw'));
-  // With several releases served, the link opens the release the cart was made on.
-  const release = currentRelease() !== null ? (c.release ?? currentRelease()) : null;
-  return `${location.origin}/${release ? `?release=${encodeURIComponent(release)}` : ''}#cart=${toBase64Url(packed)}`;
+  return `${location.origin}/${query}#cart=${toBase64Url(packed)}`;
+}
+
+/** One cart holding both: the cohorts and identifiers of each, once; the release of the first. */
+export function mergeCarts(mine: Cart, theirs: Cart): Cart {
+  const keys = new Set(mine.cohorts.map((f) => JSON.stringify(f)));
+  const cohorts = [...mine.cohorts, ...theirs.cohorts.filter((f) => !keys.has(JSON.stringify(f)))];
+  const ids = emptyCart().ids;
+  for (const k of KINDS) ids[k] = [...new Set([...mine.ids[k], ...theirs.ids[k]])];
+  return { release: mine.release ?? theirs.release, cohorts, ids };
 }
 
 /** The cart a share link carries, or null when the hash holds none (an error when it is damaged). */

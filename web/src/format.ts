@@ -11,6 +11,11 @@ export function count(n: number): string {
   return integer.format(n);
 }
 
+/** A count with its noun, singular for one: "1 item", "2 items" (`many` when the plural is not the noun + s). */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${count(n)} ${n === 1 ? one : many}`;
+}
+
 /** A size given in decimal megabytes, in the largest unit that keeps it at or above 1. */
 export function size(mb: number): string {
   const units: [string, number][] = [

@@ -9,11 +9,12 @@ import { chooseRelease, get, hasFilter, post, type AttributeInfo, type CountMode
 import { Charts } from './components/charts.tsx';
 import { ErrorBox, Note } from './components/common.tsx';
 import { DataTable, type Level } from './components/data-table.tsx';
-import { addCohort, cartFilter, cartFromHash, itemCount, setCart, useCart } from './cart.ts';
+import { addCohort, cartFilter, itemCount, useCart } from './cart.ts';
 import { AnalysisList, AnalysisPage } from './components/analysis-view.tsx';
 import { CartView } from './components/cart-view.tsx';
 import { CollectionPage, CollectionsList } from './components/collections-view.tsx';
 import { DemoBanner } from './components/demo-banner.tsx';
+import { SharedCart } from './components/shared-cart.tsx';
 import { ReleasePicker } from './components/release-picker.tsx';
 import { ExportPanel } from './components/export-panel.tsx';
 import { FilterPanel } from './components/filter-panel.tsx';
@@ -58,24 +59,6 @@ function App() {
   const narrow = useNarrow();
   const [page, openPage] = useHashPage();
   const cartNow = useCart();
-  const [shared, setShared] = useState<string | null>(null);
-  useEffect(() => {
-    if (!boot) return;
-    // A shared cart link (#cart=...) replaces this browser's cart, and says so.
-    cartFromHash(location.hash)
-      .then((c) => {
-        if (!c) return;
-        setCart(c);
-        history.replaceState(null, '', `${location.pathname}${location.search}`);
-        const served = boot.version.idc_version;
-        setShared(
-          c.release && c.release !== served
-            ? `This shared cart was made on data release ${c.release}; this service serves ${served}: identifiers and counts may differ.`
-            : `Opened a shared cart of ${itemCount(c)} items (release ${served}).`,
-        );
-      })
-      .catch((e: unknown) => setShared(`This shared cart link could not be read: ${(e as Error).message}`));
-  }, [boot]);
   const [drawer, setDrawer] = useState(false);
 
   useEffect(() => {
@@ -215,6 +198,7 @@ function App() {
               {active > 0 ? <span class="muted small">{`${active} active filter${active === 1 ? '' : 's'}`}</span> : null}
             </div>
           ) : null}
+          <SharedCart served={boot.version.idc_version} mine={cartNow} />
           <Chips filter={view.filter} attributes={boot.attributes} onFilter={setFilter} />
           {notes.map((n) => (
             <Note key={n} kind="warn">
@@ -243,9 +227,6 @@ function App() {
             >
               Add cohort to cart
             </button>
-            {shared ? (
-              <Note kind={shared.startsWith('This') ? 'warn' : 'info'}>{shared}</Note>
-            ) : null}
           </div>
           <Tabs tab={view.tab} onTab={setTab} facets={facets} cartItems={itemCount(cartNow)} />
           <section id={`panel-${view.tab}`} role="tabpanel" aria-labelledby={`tab-${view.tab}`} class="tab-panel">
@@ -256,7 +237,7 @@ function App() {
             ) : view.tab === 'export' ? (
               <ExportPanel filter={view.filter} series={facets?.totals.series ?? null} />
             ) : view.tab === 'cart' ? (
-              <CartView release={boot.version.idc_version} />
+              <CartView release={boot.version.idc_version} query={toQuery({ ...view, tab: 'cart' })} />
             ) : view.tab === 'sql' ? (
               <SqlConsole cohort={view.filter} cart={itemCount(cartNow) > 0 ? { terms: {}, ranges: {}, ...cartFilter(cartNow) } : null} />
             ) : view.tab === 'collections' ? (

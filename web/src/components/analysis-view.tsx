@@ -23,7 +23,8 @@ export interface AnalysisResult {
 }
 
 let all: Promise<AnalysisResult[]> | null = null;
-function analysisResults(): Promise<AnalysisResult[]> {
+/** The release's analysis results, asked for once. */
+export function analysisResults(): Promise<AnalysisResult[]> {
   all ??= get<AnalysisResult[]>('/v3/analysis_results').catch((e: unknown) => {
     all = null;
     throw e;

@@ -15,7 +15,8 @@ import { LicensesView } from './summary.tsx';
 /** The portal warns above this many characters: some mail and chat tools cut longer links. */
 const LONG_LINK = 2048;
 
-function describe(f: Filter): string {
+/** A cohort in words: its filters by label, or the whole release. */
+export function describe(f: Filter): string {
   const parts = [
     ...Object.entries(f.terms).map(([k, v]) => `${label(k)}: ${v.map((x) => x ?? 'None').join(', ')}`),
     ...Object.entries(f.all_terms ?? {}).map(([k, v]) => `${label(k)}: all of ${v.join(', ')}`),
@@ -24,7 +25,8 @@ function describe(f: Filter): string {
   return parts.join(' · ') || 'the whole release';
 }
 
-export function CartView(props: { release: string }) {
+/** `query`: the explorer's URL query of the cohort on screen, carried by the share link with the cart. */
+export function CartView(props: { release: string; query: string }) {
   const c = useCart();
   const [totals, setTotals] = useState<Totals | null>(null);
   const [licenses, setLicenses] = useState<Licenses | null>(null);
@@ -48,9 +50,11 @@ export function CartView(props: { release: string }) {
     post<Licenses>('/v3/licenses', filter, ac.signal)
       .then(setLicenses)
       .catch(() => {});
-    shareLink(c).then(setLink, () => setLink(null));
     return () => ac.abort();
   }, [key]);
+  useEffect(() => {
+    if (n > 0) shareLink(c, props.query).then(setLink, () => setLink(null));
+  }, [key, props.query]);
 
   if (n === 0) {
     return (
@@ -58,7 +62,7 @@ export function CartView(props: { release: string }) {
         <h3>The cart is empty</h3>
         <p>
           Add the current cohort with <strong>Add cohort to cart</strong>, or collections, patients, studies and series with the <strong>+</strong> buttons of the
-          tables. The cart stays in this browser and can be shared as a link.
+          tables. The cart stays in this browser and can be shared as a link, with the cohort on screen.
         </p>
       </section>
     );

@@ -10,11 +10,13 @@ import { count, percent, short } from '../format.ts';
 import { label } from '../groups.ts';
 import { withTerms } from '../url-state.ts';
 import { ChartView, PALETTE } from './chart.tsx';
+import { useBars } from '../chart-groups.ts';
 
 /** Charts first shown, in this order when present; the rest follow in API order. */
 const FIRST = ['collection_id', 'Modality', 'cancer_types', 'tumor_locations', 'StudyDate', 'BodyPartExamined', 'license_short_name', 'program_id', 'species', 'Manufacturer'];
 const SHOWN = 4;
 const TOP = 10;
+const ONE: Record<CountMode, string> = { patients: 'patient', studies: 'study', series: 'series' };
 
 interface Props {
   attributes: AttributeInfo[];
@@ -55,15 +57,14 @@ function rank(name: string): number {
 
 function TermChart(props: Props & { attr: AttributeInfo; facet: TermFacet }) {
   const [kind, setKind] = useState<'hbar' | 'pie'>('hbar');
-  const values = props.facet.values.filter((v) => v.filtered_count > 0).sort((a, b) => b.filtered_count - a.filtered_count);
-  const top = values.slice(0, TOP);
-  const rest = values.slice(TOP).reduce((a, v) => a + v.filtered_count, 0);
-  const labels = [...top.map((v) => short(v.value || '(empty)')), ...(rest > 0 ? [`${values.length - TOP} others`] : [])];
-  const data = [...top.map((v) => v.filtered_count), ...(rest > 0 ? [rest] : [])];
+  const bars = useBars(props.attr.name, props.facet, props.filter, props.mode, TOP);
+  const labels = bars.map((b) => (b.others ? b.label : short(b.label || '(empty)')));
+  const data = bars.map((b) => b.count);
   const whole = data.reduce((a, b) => a + b, 0);
+  const merged = bars.filter((b) => !b.others && b.values.length > 1);
   const title = `${label(props.attr.name)}: ${props.mode} per value`;
   return (
-    <div class="card chart-card" data-chart={props.attr.name}>
+    <div class="card chart-card" data-chart={props.attr.name} data-bars={JSON.stringify(bars.map((b) => [b.others ? null : b.values, b.count]))}>
       <div class="card-head">
         <h3>{label(props.attr.name)}</h3>
         <span class="seg" role="group" aria-label={`Chart type for ${label(props.attr.name)}`}>
@@ -85,14 +86,20 @@ function TermChart(props: Props & { attr: AttributeInfo; facet: TermFacet }) {
           series={[{ label: props.mode, values: data, color: kind === 'pie' ? labels.map((_, i) => PALETTE[i % PALETTE.length]!) : '#1f6feb' }]}
           height={kind === 'pie' ? 220 : Math.max(110, Math.min(300, 24 * labels.length + 50))}
           onPick={(i) => {
-            const v = top[i];
-            if (!v) return;
+            const b = bars[i];
+            if (!b || b.others) return;
             const allOf = props.filter.all_terms?.[props.attr.name];
             const sel = allOf ?? props.filter.terms[props.attr.name] ?? [];
-            if (!sel.includes(v.value)) props.onFilter(withTerms(props.filter, props.attr.name, [...sel, v.value], allOf !== undefined));
+            const add = b.values.filter((v) => !sel.includes(v));
+            if (add.length > 0) props.onFilter(withTerms(props.filter, props.attr.name, [...sel, ...add], allOf !== undefined));
           }}
         />
       )}
+      {merged.length > 0 ? (
+        <div class="muted small" data-merged={merged.map((b) => b.values.join('|')).join(',')}>
+          Spellings counted as one: {merged.map((b) => `${b.label} (${b.values.map((v) => `“${v}”`).join(', ')})`).join('; ')}. A bar counts each {ONE[props.mode]} once.
+        </div>
+      ) : null}
     </div>
   );
 }

@@ -9,7 +9,8 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { allCollections, post, get, type CollectionInfo, type CountMode, type Facets, type Filter, type TermFacet } from '../api.ts';
 import { cap, count as fmtCount, size } from '../format.ts';
-import { DetailTail, useDetailFacts } from './detail-parts.tsx';
+import { DetailTail, useDetailFacts, type CitationOwner } from './detail-parts.tsx';
+import { analysisResults } from './analysis-view.tsx';
 import { CartToggle, ErrorBox } from './common.tsx';
 import { ListView, type Column } from './list-view.tsx';
 import { useInCart } from './row-cart.tsx';
@@ -141,6 +142,12 @@ export function CollectionPage(props: { id: string; mode: CountMode; onBack: () 
   const [d, setD] = useState<Detail | null>(null);
   const [error, setError] = useState<unknown>(null);
   const facts = useDetailFacts({ collection_id: [props.id] }, props.mode);
+  const [analyses, setAnalyses] = useState<CitationOwner['others']>([]);
+  useEffect(() => {
+    analysisResults()
+      .then((rs) => setAnalyses(rs.flatMap((r) => (r.source_DOI ? [{ doi: r.source_DOI, title: r.analysis_result_title ?? r.analysis_result_id }] : []))))
+      .catch(() => {}); // unlabelled citations stay in the service's order
+  }, []);
   useEffect(() => {
     const ac = new AbortController();
     setD(null);
@@ -196,7 +203,7 @@ export function CollectionPage(props: { id: string; mode: CountMode; onBack: () 
         <dt>Supporting data</dt>
         <dd>{d.supporting_data ?? '—'}</dd>
       </dl>
-      <DetailTail facts={facts} mode={props.mode} description={d.description} />
+      <DetailTail facts={facts} mode={props.mode} description={d.description} owner={{ own: `This collection: ${d.collection_name ?? d.collection_id}`, others: analyses }} />
     </article>
   );
 }

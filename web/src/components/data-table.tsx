@@ -97,6 +97,8 @@ export function DataTable(props: { level: Level; filter: Filter; release: string
   };
   const rows = data?.level === props.level ? data : null;
   const columns = rows ? (SHOWN[props.level] ?? rows.columns).filter((c) => rows.columns.includes(c)) : [];
+  const hasViewer = columns.includes('viewer_url');
+  const fields = columns.filter((c) => c !== 'viewer_url');
   const inCart = useInCart(props.level, rows ? rows.rows.map((r) => String(r[KEY_OF[props.level]])) : []);
   return (
     <section class={`table-wrap${loading ? ' loading' : ''}`} aria-busy={loading} data-table={props.level}>
@@ -123,10 +125,13 @@ export function DataTable(props: { level: Level; filter: Filter; release: string
               <thead>
                 <tr>
                   <th scope="col">Cart</th>
+                  {/* The actions come first, so a laptop's card never hides them to the right. */}
+                  {hasViewer ? <th scope="col">View</th> : null}
+                  <th scope="col">Download</th>
                   <th scope="col" class="num" title="Series of this row in the cart">
                     # in cart
                   </th>
-                  {columns.map((c) => {
+                  {fields.map((c) => {
                     const sortable = !['modalities', 'licenses', 'viewer_url'].includes(c);
                     const dir = sort.col === c ? (sort.order === 'asc' ? 'ascending' : 'descending') : 'none';
                     return (
@@ -144,7 +149,6 @@ export function DataTable(props: { level: Level; filter: Filter; release: string
                       </th>
                     );
                   })}
-                  <th scope="col">Download</th>
                 </tr>
               </thead>
               <tbody>
@@ -153,23 +157,28 @@ export function DataTable(props: { level: Level; filter: Filter; release: string
                     <td>
                       <CartToggle kind={props.level} id={String(r[KEY_OF[props.level]])} release={props.release} />
                     </td>
+                    {hasViewer ? (
+                      <td data-col="viewer_url" data-action-col>
+                        {typeof r.viewer_url === 'string' ? (
+                          <a class="viewer" href={r.viewer_url} target="_blank" rel="noopener noreferrer" data-viewer-for={String(r.SeriesInstanceUID ?? r.StudyInstanceUID)}>
+                            {r.viewer_url.includes('/slim/') ? 'Slim' : 'OHIF'} ↗
+                          </a>
+                        ) : (
+                          '—'
+                        )}
+                      </td>
+                    ) : null}
+                    <td data-action-col>
+                      <RowDownload level={props.level} id={String(r[KEY_OF[props.level]])} />
+                    </td>
                     <td class="num" data-in-cart={String(r[KEY_OF[props.level]])}>
                       {inCart?.get(String(r[KEY_OF[props.level]])) ?? '—'}
                     </td>
-                    {columns.map((c) => (
+                    {fields.map((c) => (
                       <td key={c} class={NUMERIC.has(c) ? 'num' : undefined} data-col={c}>
-                        {c === 'viewer_url' && typeof r[c] === 'string' ? (
-                          <a class="viewer" href={r[c] as string} target="_blank" rel="noopener noreferrer" data-viewer-for={String(r.SeriesInstanceUID ?? r.StudyInstanceUID)}>
-                            {(r[c] as string).includes('/slim/') ? 'Slim' : 'OHIF'} ↗
-                          </a>
-                        ) : (
-                          <CellView column={c} value={r[c] ?? null} />
-                        )}
+                        <CellView column={c} value={r[c] ?? null} />
                       </td>
                     ))}
-                    <td>
-                      <RowDownload level={props.level} id={String(r[KEY_OF[props.level]])} />
-                    </td>
                   </tr>
                 ))}
               </tbody>

@@ -6,10 +6,38 @@ import { useEffect, useState } from 'preact/hooks';
 import { post, type Citations, type CountMode, type Facets, type Filter, type TermFacet } from '../api.ts';
 import { cap, count as fmtCount } from '../format.ts';
 
-/** The text of the release's HTML description (parsed inertly: nothing of it runs or loads). */
-export function plainText(html: string | null): string {
-  if (!html) return '';
-  return (new DOMParser().parseFromString(html, 'text/html').body.textContent ?? '').replace(/\s+\n/g, '\n').trim();
+/**
+ * The paragraphs of the release's HTML description (parsed inertly): one per block element or
+ * blank line of the source, each reflowed (the source's own line breaks, often one word a line,
+ * become spaces).
+ */
+export function paragraphs(html: string | null): string[] {
+  if (!html) return [];
+  const body = new DOMParser().parseFromString(html, 'text/html').body;
+  for (const el of body.querySelectorAll('p, div, li, tr, h1, h2, h3, h4, h5, h6, br, blockquote')) el.after('\u2029');
+  return (body.textContent ?? '')
+    .replace(/\n[ \t]*\n/g, '\u2029')
+    .split('\u2029')
+    .map((p) => p.replace(/\s+/g, ' ').trim())
+    .filter((p) => p !== '');
+}
+
+/** A citation with what it cites: the page's own subject first, analysis results after under their names. */
+export interface CitationOwner {
+  /** The page's subject, e.g. the collection's name. */
+  own: string;
+  /** Analysis results that may be cited, matched by DOI in the citation's text. */
+  others: { doi: string; title: string }[];
+}
+
+function labelled(cites: string[], owner: CitationOwner | undefined): { text: string; label: string | null }[] {
+  if (!owner) return cites.map((text) => ({ text, label: null }));
+  const out = cites.map((text) => {
+    const lower = text.toLowerCase();
+    const other = owner.others.find((o) => lower.includes(o.doi.toLowerCase()));
+    return { text, label: other ? `Analysis result: ${other.title}` : owner.own, rank: other ? 1 : 0 };
+  });
+  return out.sort((a, b) => a.rank - b.rank).map(({ text, label }) => ({ text, label }));
 }
 
 export interface DetailFacts {
@@ -38,7 +66,7 @@ export function useDetailFacts(filters: Filter['terms'], mode: CountMode): Detai
 }
 
 /** The end of a detail page: counts by modality, the citation, the description. */
-export function DetailTail(props: { facts: DetailFacts; mode: CountMode; description: string | null }) {
+export function DetailTail(props: { facts: DetailFacts; mode: CountMode; description: string | null; owner?: CitationOwner }) {
   const { mods, cite } = props.facts;
   return (
     <>
@@ -62,9 +90,23 @@ export function DetailTail(props: { facts: DetailFacts; mode: CountMode; descrip
         </>
       ) : null}
       <h3>Citation</h3>
-      {cite ? cite.map((c) => <p key={c} class="cite">{c}</p>) : <p class="muted">Loading…</p>}
+      {cite ? (
+        labelled(cite, props.owner).map((c) => (
+          <div key={c.text} class="cite-item" data-cite-label={c.label ?? ''}>
+            {c.label ? <div class="small muted cite-label">{c.label}</div> : null}
+            <p class="cite">{c.text}</p>
+          </div>
+        ))
+      ) : (
+        <p class="muted">Loading…</p>
+      )}
       <h3>Description</h3>
-      <p class="description">{plainText(props.description) || '—'}</p>
+      <div class="description" data-paragraphs={paragraphs(props.description).length}>
+        {paragraphs(props.description).map((p, i) => (
+          <p key={i}>{p}</p>
+        ))}
+        {props.description ? null : <p>—</p>}
+      </div>
     </>
   );
 }

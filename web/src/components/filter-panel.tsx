@@ -34,10 +34,32 @@ export function FilterPanel(props: FilterPanelProps) {
   const { drawer, onClose } = props;
   useEffect(() => {
     if (drawer !== 'open') return;
-    const onKey = (e: KeyboardEvent) => e.key === 'Escape' && onClose();
+    // A modal drawer: the page behind is inert (no Tab or Shift+Tab reaches it), and Tab cycles inside.
+    const behind = [...document.querySelectorAll<HTMLElement>('#app > :not(.layout), .layout > main')];
+    for (const el of behind) el.inert = true;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') onClose();
+      if (e.key !== 'Tab') return;
+      const focusable = [...document.querySelectorAll<HTMLElement>('#filters :is(button, input, select, a[href], [tabindex="0"]):not([disabled])')].filter((el) => el.offsetParent !== null);
+      const first = focusable[0];
+      const last = focusable[focusable.length - 1];
+      if (e.shiftKey && document.activeElement === first) {
+        e.preventDefault();
+        last?.focus();
+      } else if (!e.shiftKey && document.activeElement === last) {
+        e.preventDefault();
+        first?.focus();
+      }
+    };
     addEventListener('keydown', onKey);
     document.querySelector<HTMLElement>('#filters .drawer-close')?.focus();
-    return () => removeEventListener('keydown', onKey);
+    return () => {
+      removeEventListener('keydown', onKey);
+      for (const el of behind) el.inert = false;
+      // The page was inert when the closing asked for focus: the Filters button takes it back.
+      const at = document.activeElement;
+      if (!at || at === document.body || at.closest('#filters')) document.getElementById('open-filters')?.focus();
+    };
   }, [drawer, onClose]);
   return (
     <>
