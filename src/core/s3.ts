@@ -1,6 +1,6 @@
 // Anonymous S3 over plain HTTP(S) (shared by the downloader and the clinical fetch): ListObjectsV2 with paging and GET of
-// objects to disk, with keep-alive connections, retries with backoff on 5xx,
-// 429 and connection errors, and a size check of every body (plus, with
+// objects to disk, with keep-alive connections, retries under the shared policy (core/retry.ts: 408, 429, 5xx,
+// connection errors, Retry-After), and a size check of every body (plus, with
 // checksum, the MD5 of single-part objects against their ETag). No credentials, no request signing: the stores are public.
 //
 // Plain node:http rather than an SDK: the two calls needed are a GET each,
@@ -14,7 +14,7 @@ import { rename, rm } from 'node:fs/promises';
 import type { Agent, IncomingMessage } from 'node:http';
 import { http, https } from './node-http.ts';
 import { pipeline } from 'node:stream/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { retryable, retryableStatus, retryAfterMs, StopRetrying, transientNetworkError, withRetry } from './retry.ts';
 
 export interface S3Object {
   bucket: string;
@@ -30,6 +30,8 @@ export class S3Error extends Error {
     readonly status: number | null,
     readonly code: string,
     readonly retryable: boolean,
+    /** The wait the store asked for (Retry-After), honoured on 429 and 503. */
+    readonly retryAfterMs: number | null = null,
   ) {
     super(message);
   }
@@ -65,7 +67,6 @@ export interface S3Options {
   onRetry?: (what: string, attempt: number, err: Error, delayMs: number) => void;
 }
 
-const RETRYABLE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET']);
 /** A connection that sends nothing for this long is dropped (and retried). */
 const SOCKET_TIMEOUT_MS = 60_000;
 
@@ -146,41 +147,40 @@ export class S3Client {
     const status = res.statusCode ?? 0;
     const code = tag(body, 'Code') ?? `HTTP${status}`;
     const message = tag(body, 'Message');
-    const retryable = status >= 500 || status === 429 || code === 'SlowDown';
-    return new S3Error(`${what}: HTTP ${status} ${code}${message ? ` (${message})` : ''}`, status, code, retryable);
+    return new S3Error(`${what}: HTTP ${status} ${code}${message ? ` (${message})` : ''}`, status, code, retryableStatus(status) || code === 'SlowDown', retryAfterMs(res.headers['retry-after']));
   }
 
-  /** Run `fn` with retries on retryable errors; aborts stop at once. */
-  private async retry<T>(what: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      if (this.unreachable) throw this.unreachable;
+  /** Run `fn` under the shared retry policy (core/retry.ts), counting connection failures toward "unreachable". */
+  private retry<T>(what: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+    const attempt = async () => {
+      if (this.unreachable) throw new StopRetrying(this.unreachable);
       try {
         const r = await fn();
         this.answered = true;
         this.failuresInARow = 0;
         return r;
       } catch (e) {
-        if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
         const err = e instanceof Error ? e : new Error(String(e));
-        const code = (err as NodeJS.ErrnoException).code ?? '';
-        const connection = !(err instanceof S3Error) && RETRYABLE_CODES.has(code);
         if (err instanceof S3Error) {
           this.answered = true;
           this.failuresInARow = 0;
-        } else if (connection) {
+        } else if (!signal.aborted && transientNetworkError(err) && (err as NodeJS.ErrnoException).code) {
           // A store that never answered is unreachable after the first few failures; one that did answer
           // is only after a sustained run of them (a blip on many parallel connections is not enough).
           this.failuresInARow++;
           const limit = this.answered ? 4 * Math.max(1, this.opts.connections) : UNREACHABLE_BEFORE_ANY_ANSWER;
-          if (this.failuresInARow >= limit) throw (this.unreachable ??= new EndpointUnreachable(this.endpoint, err, this.failuresInARow));
+          if (this.failuresInARow >= limit) throw new StopRetrying((this.unreachable ??= new EndpointUnreachable(this.endpoint, err, this.failuresInARow)));
         }
-        const retryable = err instanceof S3Error ? err.retryable : RETRYABLE_CODES.has(code) || /socket hang up|premature close|aborted/i.test(err.message);
-        if (!retryable || attempt >= this.opts.retries) throw err;
-        const delay = Math.min(10_000, this.opts.retryBaseMs * 2 ** attempt) * (0.5 + Math.random());
-        this.opts.onRetry?.(what, attempt + 1, err, delay);
-        await sleep(delay, undefined, { signal });
+        throw err;
       }
-    }
+    };
+    return withRetry(attempt, {
+      retries: this.opts.retries,
+      baseMs: this.opts.retryBaseMs,
+      signal,
+      shouldRetry: (err) => (err instanceof S3Error ? err.retryable : retryable(err)),
+      onRetry: (err, n, delay) => this.opts.onRetry?.(what, n, err, delay),
+    });
   }
 
   /** Every object under `prefix` (ListObjectsV2, following continuation tokens). */

@@ -1,6 +1,6 @@
 // Download one file over HTTP(S) to disk: resumable (a .part file continued
-// with a Range request, guarded by If-Range), retried with backoff on
-// connection errors, 5xx and 429, redirects followed, sha256 computed while
+// with a Range request, guarded by If-Range), retried under the shared policy
+// (core/retry.ts: connection errors, 408, 429, 5xx, Retry-After), redirects followed, sha256 computed while
 // the bytes arrive. File bodies are read by raw-get.ts into one reused 1 MB
 // buffer and written as they come: a 80 MB wheel costs a few MB of memory.
 
@@ -10,7 +10,7 @@ import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { http, https } from '../node-http.ts';
 import { basename, dirname, join } from 'node:path';
-import pRetry, { AbortError } from 'p-retry';
+import { retryable as retryableByDefault, retryableStatus, retryAfterMs, StopRetrying as AbortError, withRetry } from '../retry.ts';
 import { pidAlive } from '../cache-lock.ts';
 import { rawGet, type BodyResponse } from './raw-get.ts';
 
@@ -23,6 +23,8 @@ export class FetchError extends Error {
     readonly kind: FetchErrorKind,
     readonly url: string,
     readonly status: number | null = null,
+    /** The wait the server asked for (Retry-After), honoured on 429 and 503. */
+    readonly retryAfterMs: number | null = null,
   ) {
     super(message);
     this.name = 'FetchError';
@@ -44,7 +46,6 @@ export interface GetOptions {
 }
 
 const SOCKET_TIMEOUT_MS = 60_000;
-const RETRYABLE = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ERR_STREAM_PREMATURE_CLOSE']);
 const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 16 }), https: new https.Agent({ keepAlive: true, maxSockets: 16 }) };
 
 /** One GET, following up to five redirects; resolves with the final response (body unread). */
@@ -77,19 +78,18 @@ function get(url: string, headers: Record<string, string>, signal: AbortSignal |
   });
 }
 
-/** An error for a non-2xx answer: 404 and other 4xx are final, 5xx and 429 are retried. */
-function statusError(url: string, status: number): Error {
-  const err = new FetchError(`${url}: HTTP ${status}${status === 404 ? ' (not found)' : ''}`, status === 404 ? 'not_found' : 'http', url, status);
-  return status >= 500 || status === 429 ? err : new AbortError(err);
+/** An error for a non-2xx answer: 404 and other 4xx are final, 408, 429 and 5xx are retried (after Retry-After when given). */
+function statusError(url: string, status: number, retryAfter?: string | string[]): Error {
+  const err = new FetchError(`${url}: HTTP ${status}${status === 404 ? ' (not found)' : ''}`, status === 404 ? 'not_found' : 'http', url, status, retryAfterMs(retryAfter));
+  return retryableStatus(status) ? err : new AbortError(err);
 }
 
 function isRetryable(e: Error): boolean {
-  const code = (e as NodeJS.ErrnoException).code ?? '';
-  return e instanceof FetchError ? e.kind === 'network' || e.kind === 'size' || (e.status !== null && (e.status >= 500 || e.status === 429)) : RETRYABLE.has(code) || /socket hang up|aborted|premature close|terminated/i.test(e.message);
+  return e instanceof FetchError ? e.kind === 'network' || e.kind === 'size' || (e.status !== null && retryableStatus(e.status)) : retryableByDefault(e);
 }
 
 /** Nothing listens there (or no route to it): after this many attempts, no more (a busy server answers, a down one does not). */
-const UNANSWERED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']);
+const UNANSWERED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND']);
 const UNANSWERED_ATTEMPTS = 3;
 
 function withRetries<T>(what: string, opts: GetOptions, fn: () => Promise<T>): Promise<T> {
@@ -104,17 +104,12 @@ function withRetries<T>(what: string, opts: GetOptions, fn: () => Promise<T>): P
   };
   const retryable = (error: Error, attemptNumber: number) =>
     isRetryable(error) && (answered || attemptNumber < UNANSWERED_ATTEMPTS || !UNANSWERED.has((error as NodeJS.ErrnoException).code ?? ''));
-  return pRetry(attempt, {
+  return withRetry(attempt, {
     retries: opts.retries ?? 5,
-    minTimeout: opts.retryBaseMs ?? 500,
-    factor: 2,
-    maxTimeout: 10_000,
-    randomize: true,
+    baseMs: opts.retryBaseMs ?? 500,
     signal: opts.signal,
-    shouldRetry: ({ error, attemptNumber }) => retryable(error, attemptNumber),
-    onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
-      if (retriesLeft > 0 && retryable(error, attemptNumber)) opts.onRetry?.(attemptNumber, new Error(`${what}: ${error.message}`));
-    },
+    shouldRetry: retryable,
+    onRetry: (error, attemptNumber) => opts.onRetry?.(attemptNumber, new Error(`${what}: ${error.message}`)),
   });
 }
 
@@ -126,7 +121,7 @@ export async function getText(url: string, opts: GetOptions = {}): Promise<{ tex
       const status = res.statusCode ?? 0;
       if (status < 200 || status >= 300) {
         res.resume();
-        throw statusError(url, status);
+        throw statusError(url, status, res.headers['retry-after']);
       }
       const chunks: Buffer[] = [];
       for await (const c of res) chunks.push(c as Buffer);
@@ -296,7 +291,7 @@ export async function downloadFile(url: string, dest: string, opts: GetOptions =
     }
     if (status !== 200 && status !== 206) {
       res.discard();
-      throw statusError(url, status);
+      throw statusError(url, status, res.headers['retry-after']);
     }
     if (status === 206) {
       const m = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(String(res.headers['content-range'] ?? ''));
