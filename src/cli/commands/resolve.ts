@@ -4,8 +4,8 @@
 
 import { Command, Option } from 'commander';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import type { Config } from '../config.ts';
-import type { ResolveResult } from '../core/services/resolve.ts';
+import type { Config } from '../../config.ts';
+import type { ResolveResult } from '../../core/services/resolve.ts';
 
 export interface ResolveDeps {
   loadConfig: () => Config;
@@ -50,9 +50,9 @@ Exit status: 0 when every line is current, revised or removed (or a header); 1 w
         throw new Error(`give either manifest files or identifiers, not both (files: ${files.join(', ')})`);
       }
       const inputs = files.length > 0 ? files.map((f) => ({ name: f, input: { text: readFileSync(f, 'utf8') } })) : [{ name: 'arguments', input: { ids: items } }];
-      const { createContext } = await import('../core/context.ts');
-      const { resolveSaved, resolveText } = await import('../core/services/resolve.ts');
-      const { resolveTsvBlocks } = await import('../core/services/resolve-output.ts');
+      const { createContext } = await import('../../core/context.ts');
+      const { resolveSaved, resolveText } = await import('../../core/services/resolve.ts');
+      const { resolveTsvBlocks } = await import('../../core/services/resolve-output.ts');
       const ctx = await createContext(cfg, await deps.database(cfg, o));
       let unresolved = 0;
       try {
