@@ -30,6 +30,7 @@ function sourceKey(): string {
   };
   for (const dir of ['src/datagen', 'src/core/data', 'data']) add(dir);
   h.update(readFileSync(join(root, 'src/core/registry/tables.ts')));
+  h.update(readFileSync(join(root, 'src/core/registry/full-metadata.ts')));
   return h.digest('hex').slice(0, 12);
 }
 

@@ -78,7 +78,8 @@ export function macros(seed: number): string[] {
     // rounding); other series share the total evenly, perturbed by a
     // telescoping (zero-sum) term.
     `CREATE MACRO pyr_w(n) AS ((1 - pow(0.25, n)) / 0.75)`,
-    `CREATE MACRO pyr_level(total, n, j) AS floor(total * pow(0.25, j) / pyr_w(n))::BIGINT`,
+    // Deep levels of long pyramids would round to nothing: a file is never smaller than 4 KB.
+    `CREATE MACRO pyr_level(total, n, j) AS greatest(4096, floor(total * pow(0.25, j) / pyr_w(n)))::BIGINT`,
     `CREATE MACRO inst_size(k, j, n, total, pyramid) AS CASE
        WHEN pyramid AND j > 0 THEN pyr_level(total, n, j)
        WHEN pyramid THEN total - coalesce(list_sum(list_transform(range(1, n), lambda x: pyr_level(total, n, x))), 0)

@@ -9,7 +9,7 @@ import { build, builtIdentity, datasetIdentity, type BuildReport } from '../core
 import { generate } from './generate.ts';
 
 /** Bump when generated data changes, so caches of older generators are not reused. */
-export const GENERATOR_VERSION = 4;
+export const GENERATOR_VERSION = 5;
 
 export interface DefaultDataset {
   folder: string;

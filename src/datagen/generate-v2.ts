@@ -26,7 +26,7 @@ function bucketMap(): string {
 }
 
 /** LIDC-style qualitative nodule ratings, least to most. */
-const QUALITATIVE: Record<string, string[]> = {
+export const QUALITATIVE: Record<string, string[]> = {
   Calcification: ['Popcorn', 'Laminated', 'Solid', 'Non-central', 'Central', 'Absent'],
   Internal_structure: ['Soft Tissue', 'Fluid', 'Fat', 'Air'],
   Lobular_Pattern: ['No Lobulation', 'Nearly No Lobulation', 'Medium Lobulation', 'Near Marked Lobulation', 'Marked Lobulation'],
@@ -38,7 +38,7 @@ const QUALITATIVE: Record<string, string[]> = {
   Texture: ['Non-Solid/GGO', 'Non-Solid/Mixed', 'Part Solid/Mixed', 'Solid/Mixed', 'Solid'],
 };
 /** Skew of each rating: the most frequent value first in QUALITATIVE order is pow(u, skew) small. */
-const SKEW: Record<string, number> = {
+export const SKEW: Record<string, number> = {
   Calcification: 0.25, Internal_structure: 4, Lobular_Pattern: 1.8, Malignancy: 1, Margin: 0.6, Sphericity: 0.6, Spiculation: 2.2, Subtlety_score: 0.6, Texture: 0.3,
 };
 

@@ -21,6 +21,7 @@ import { buildMetadata } from './gen-metadata.ts';
 import { buildPathology } from './gen-pathology.ts';
 import { buildRadiology } from './gen-radiology.ts';
 import { generateSeries } from './gen-series.ts';
+import { writeFullMetadata } from './full/write-export.ts';
 import { generateV2 } from './generate-v2.ts';
 import { makePlan } from './plan.ts';
 
@@ -30,7 +31,7 @@ export interface GenerateOptions {
   scale: number;
   seed: number;
   out: string;
-  /** Also write the instance-level /v2 table (one row per instance). */
+  /** Also write the instance-level tables: the /v2 one and the full metadata (bigquery_export/idc_v<N>/<table>/, one dicom_all row per instance). */
   instances?: boolean;
   threads?: number;
   memoryLimit?: string;
@@ -87,7 +88,7 @@ export async function generate(opts: GenerateOptions): Promise<DatasetManifest> 
   });
   const conn = await instance.connect();
   const ctx: GenContext = { conn, plan, seed: opts.seed, run: async (sql) => void (await conn.run(sql)) };
-  const steps = ['dimensions', 'series', 'index', 'derived', 'radiology', 'pathology', 'metadata', 'clinical', 'v2', 'write'];
+  const steps = ['dimensions', 'series', 'index', 'derived', 'radiology', 'pathology', 'metadata', 'clinical', 'v2', 'full metadata', 'write'];
   let done = 0;
   const step = async (name: string, fn: () => Promise<void>) => {
     progress(name, done, steps.length);
@@ -111,6 +112,10 @@ export async function generate(opts: GenerateOptions): Promise<DatasetManifest> 
     await step('v2', async () => {
       Object.assign(v2Files, await generateV2(ctx, tmpOut, opts.instances ?? true));
     });
+    const fullFiles: Record<string, number> = {};
+    await step('full metadata', async () => {
+      if (opts.instances ?? true) Object.assign(fullFiles, await writeFullMetadata(ctx, tmpOut));
+    });
     const rowCounts: Record<string, number> = {};
     await step('write', async () => {
       for (const t of GENERATED_TABLES) {
@@ -121,6 +126,7 @@ export async function generate(opts: GenerateOptions): Promise<DatasetManifest> 
       }
       for (const c of clinical.tables) rowCounts[`clinical.${c.name}`] = c.rows;
       for (const [k, v] of Object.entries(v2Files)) rowCounts[`v2.${k}`] = v;
+      for (const [k, v] of Object.entries(fullFiles)) rowCounts[`full.${k}`] = v;
     });
     const totals = (
       await conn.runAndReadAll(

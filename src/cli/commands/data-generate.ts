@@ -13,7 +13,7 @@ export function registerDataGenerate(data: Command): void {
     .requiredOption('--out <dir>', 'output folder (replaced atomically)')
     .option('--scale <s>', 'size relative to the real release (1.0 = its 86k patients and 1.04M series)', positiveNumber('scale'), 0.03)
     .option('--seed <n>', 'random seed; the same seed and scale give identical files', integer('seed'), 42)
-    .option('--no-instances', 'skip the instance-level /v2 table (much faster at large scales)')
+    .option('--no-instances', 'skip the instance-level tables: the /v2 one and the full metadata (bigquery_export/idc_v<N>/: dicom_all, segmentations, measurements); much faster at large scales')
     .option('--objects <n>', 'also write small DICOM files of N series into <out>/objects/<bucket>/<crdc_series_uuid>/ (whole collections first)', integer('objects'))
     .action(async (o: { out: string; scale: number; seed: number; instances: boolean; objects?: number }) => {
       if (o.objects && !o.instances) throw new InvalidArgumentError('--objects needs the instance table; drop --no-instances.');

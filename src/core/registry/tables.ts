@@ -2,7 +2,7 @@
 // types. One source of truth for the generator, the loader, the SQL guard's
 // catalog and the /v3/tables endpoints.
 
-export type BqType = 'STRING' | 'INTEGER' | 'FLOAT' | 'BOOLEAN' | 'RECORD';
+export type BqType = 'STRING' | 'INTEGER' | 'FLOAT' | 'BOOLEAN' | 'DATE' | 'NUMERIC' | 'RECORD';
 export type Mode = 'NULLABLE' | 'REPEATED';
 
 export interface ColumnDef {
@@ -33,9 +33,12 @@ const DUCK: Record<Exclude<BqType, 'RECORD'>, string> = {
   INTEGER: 'BIGINT',
   FLOAT: 'DOUBLE',
   BOOLEAN: 'BOOLEAN',
+  DATE: 'DATE',
+  // BigQuery NUMERIC, as its Parquet export writes it.
+  NUMERIC: 'DECIMAL(38,9)',
 };
 
-function col(name: string, type: Exclude<BqType, 'RECORD'>, description: string, mode: Mode = 'NULLABLE'): ColumnDef {
+export function col(name: string, type: Exclude<BqType, 'RECORD'>, description: string, mode: Mode = 'NULLABLE'): ColumnDef {
   const base = DUCK[type];
   return { name, type, mode, description, duckdb: mode === 'REPEATED' ? `${base}[]` : base };
 }
@@ -45,7 +48,7 @@ const flt = (n: string, d: string) => col(n, 'FLOAT', d);
 const bool = (n: string, d: string) => col(n, 'BOOLEAN', d);
 const strs = (n: string, d: string) => col(n, 'STRING', d, 'REPEATED');
 const flts = (n: string, d: string) => col(n, 'FLOAT', d, 'REPEATED');
-function record(name: string, duckdb: string, description: string, mode: Mode = 'REPEATED'): ColumnDef {
+export function record(name: string, duckdb: string, description: string, mode: Mode = 'REPEATED'): ColumnDef {
   return { name, type: 'RECORD', mode, description, duckdb: mode === 'REPEATED' ? `${duckdb}[]` : duckdb };
 }
 
