@@ -85,6 +85,8 @@ export interface Config {
   /** The public metadata bucket the clinical tables are fetched from (S3 endpoint and bucket; a mirror replaces them). */
   metadataEndpoint: string;
   metadataBucket: string;
+  /** Free disk space `data fetch --tables full` assumes instead of asking the disk (tests; null = ask the disk). */
+  freeSpaceBytes: number | null;
   build: string | null;
   logLevel: string;
   /** An agent tool call that asks for progress is told after this long, then at this interval. */
@@ -228,6 +230,7 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_CLOUD2_ENDPOINT: { key: 'cloud2Endpoint', schema: url(), doc: 'replaces the second store’s endpoint' },
   IDQS_METADATA_S3_ENDPOINT: { key: 'metadataEndpoint', schema: { ...url(), default: 'https://s3.amazonaws.com' }, doc: '`data fetch --tables clinical`: S3-compatible endpoint of the metadata bucket (a mirror)' },
   IDQS_METADATA_BUCKET: { key: 'metadataBucket', schema: Type.String({ default: 'idc-open-metadata', pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' }), doc: 'bucket holding `bigquery_export/idc_v<N>_clinical/<table>/*.parquet`' },
+  IDQS_FREE_SPACE_BYTES: { key: 'freeSpaceBytes', schema: Type.Integer({ minimum: 0 }), doc: '`data fetch --tables full`: free disk space to assume instead of asking the disk, bytes (for tests of the space check)' },
   IDQS_BUILD: { key: 'build', schema: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' }), doc: 'build stamp reported as `api_version+build`' },
   IDQS_LOG_LEVEL: { key: 'logLevel', schema: oneOf('info', LOG_LEVELS), doc: 'log level' },
   IDQS_MCP_PROGRESS_MS: { key: 'mcpProgressMs', schema: int(1000, 10, 60_000), doc: 'an agent tool call that sent a progress token gets progress notifications after this long, then at this interval' },

@@ -72,6 +72,10 @@ export function fetchReporter(stream: NodeJS.WriteStream = process.stderr): { on
         say(`fetching ${e.tables} clinical table${e.tables === 1 ? '' : 's'} (${e.files} object${e.files === 1 ? '' : 's'}) from ${e.prefix}`);
         ensureBar();
         break;
+      case 'full':
+        say(`fetching the full metadata (${e.tables.join(', ')}: ${e.files} object${e.files === 1 ? '' : 's'}, ${mb(e.bytes)}; ${mb(e.needed)} to download, ${mb(e.free)} free) from ${e.prefix}`);
+        ensureBar();
+        break;
       case 'unpack':
         say(`unpacking ${e.file}`);
         break;

@@ -10,11 +10,12 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { S3Client, type S3Object } from '../s3.ts';
 import { lit } from '../data/sql.ts';
+import { fetchTableParts, tablesOfListing, TABLE_NAME as TABLE } from './bucket-tables.ts';
 import type { FetchEvent } from './fetch.ts';
 
 export interface MetadataBucket {
@@ -60,8 +61,6 @@ export interface ClinicalFetchResult {
   bytes: number;
 }
 
-const TABLE = /^[A-Za-z0-9_]+$/;
-const PART = /^[A-Za-z0-9_.=-]+\.parquet$/;
 const STAGING = '.clinical-partial';
 
 /** The release number a fetched idc_index.parquet carries (its idc_index_data_version key), for `latest`. */
@@ -79,10 +78,6 @@ export async function releaseNumberOfFolder(folder: string): Promise<number | nu
     conn.closeSync();
     inst.closeSync();
   }
-}
-
-function partChecksum(o: S3Object): string {
-  return `s3:${o.etag ?? ''}:${o.size}`;
 }
 
 /** Where a table's parts go: clinical/<table>/, except the bucket's clinical_index, which is a release table. */
@@ -117,13 +112,8 @@ export async function fetchClinical(o: ClinicalFetchOptions): Promise<ClinicalFe
       o.emit({ type: 'warning', message: `clinical tables not fetched: ${result.failed[0]!.reason}` });
       return result;
     }
-    const byTable = new Map<string, S3Object[]>();
-    for (const obj of objects) {
-      const [table, part, ...rest] = obj.key.slice(prefix.length).split('/');
-      if (!table || !part || rest.length > 0 || !TABLE.test(table) || !PART.test(part)) continue;
-      if (table === 'clinical_index' && o.haveIndex) continue;
-      byTable.set(table, [...(byTable.get(table) ?? []), obj]);
-    }
+    const byTable = tablesOfListing(objects, prefix);
+    if (o.haveIndex) byTable.delete('clinical_index');
     if (byTable.size === 0) {
       result.failed.push({ table: '*', reason: `${where} lists no <table>/*.parquet objects (is ${o.releaseNumber} a release with clinical data?)` });
       o.emit({ type: 'warning', message: `clinical tables not fetched: ${result.failed[0]!.reason}` });
@@ -154,53 +144,8 @@ export async function fetchClinical(o: ClinicalFetchOptions): Promise<ClinicalFe
 }
 
 async function fetchTable(o: ClinicalFetchOptions, client: S3Client, table: string, parts: S3Object[], result: ClinicalFetchResult, signal: AbortSignal): Promise<void> {
-  const rel = relDir(table);
-  const dest = finalDir(o.folder, table);
-  const name = (p: S3Object) => p.key.slice(p.key.lastIndexOf('/') + 1);
-  // Unchanged since the last fetch (same parts, sizes and ETags): nothing to do.
-  const have = existsSync(dest) ? (await readdir(dest)).filter((f) => f.endsWith('.parquet')).sort() : [];
-  const same =
-    have.length === parts.length &&
-    parts.every((p) => o.checksums[`${rel}/${name(p)}`] === partChecksum(p) && have.includes(name(p)));
-  if (same) {
-    for (const p of parts) {
-      result.reused.push(`${rel}/${name(p)}`);
-      o.emit({ type: 'bytes', delta: p.size });
-      o.emit({ type: 'file', file: `${rel}/${name(p)}`, status: 'reused', bytes: 0 });
-    }
-    return;
-  }
-  // The table changed or is new: whatever copy the folder holds is not this release's; it is replaced (or gone on failure).
-  for (const k of Object.keys(o.checksums)) if (k.startsWith(`${rel}/`)) delete o.checksums[k];
-  await rm(dest, { recursive: true, force: true });
-  const stage = join(o.folder, STAGING, table);
-  await mkdir(stage, { recursive: true });
-  for (const f of await readdir(stage)) if (!parts.some((p) => f === name(p) || f === `${name(p)}.etag`)) await rm(join(stage, f), { force: true });
-  for (const p of parts) {
-    const file = join(stage, name(p));
-    const mark = `${file}.etag`;
-    // A part verified by an earlier, interrupted run (same size and ETag): kept.
-    if (existsSync(file) && existsSync(mark) && (await readFile(mark, 'utf8')) === partChecksum(p) && (await stat(file)).size === p.size) {
-      o.emit({ type: 'bytes', delta: p.size });
-      o.emit({ type: 'file', file: `${rel}/${name(p)}`, status: 'reused', bytes: 0, resumed: p.size });
-      result.reused.push(`${rel}/${name(p)}`);
-      continue;
-    }
-    await rm(mark, { force: true });
-    await client.download(p, `${file}.tmp-${process.pid}`, file, signal, (d) => o.emit({ type: 'bytes', delta: d }));
-    await writeFile(mark, partChecksum(p));
-    result.bytes += p.size;
-    result.downloaded.push(`${rel}/${name(p)}`);
-    o.emit({ type: 'file', file: `${rel}/${name(p)}`, status: 'downloaded', bytes: p.size });
-  }
-  // Every part is there and verified: the table moves into place whole.
-  for (const p of parts) await rm(join(stage, `${name(p)}.etag`), { force: true });
-  await mkdir(join(dest, '..'), { recursive: true });
-  await rename(stage, dest);
-  for (const p of parts) {
-    o.checksums[`${rel}/${name(p)}`] = partChecksum(p);
-    o.urls[`${rel}/${name(p)}`] = client.objectUrl(p.bucket, p.key);
-  }
+  const place = { rel: relDir(table), dest: finalDir(o.folder, table), stage: join(o.folder, STAGING, table) };
+  await fetchTableParts(o, client, parts, place, result, signal);
 }
 
 /** Staged parts of tables no longer listed (or all of them after a success): not kept forever. */

@@ -15,6 +15,7 @@ import { removeDeadLeftovers, withCacheLock } from '../cache-lock.ts';
 import { build, type BuildReport } from '../data/build.ts';
 import { DEFAULT_STORES, RELEASE_DEFAULTS, type ClinicalProvenance, type DatasetManifest, type ReleaseProvenance } from '../data/manifest.ts';
 import { deriveClinicalIndex, dropStaging, fetchClinical, metadataBucket, releaseNumberOfFolder, type MetadataBucket } from './clinical-fetch.ts';
+import { FULL_TABLE_NAMES } from '../registry/full-metadata.ts';
 import { TABLES } from '../registry/tables.ts';
 import { downloadFile, exists, FetchError, getText, type Downloaded, type GetOptions } from './http-file.ts';
 import { sha256File, unpackWheel } from './open.ts';
@@ -27,6 +28,7 @@ export type FetchEvent =
   | { type: 'bytes'; delta: number }
   | { type: 'file'; file: string; status: 'downloaded' | 'reused' | 'missing'; bytes: number; resumed?: number }
   | { type: 'clinical'; prefix: string; tables: number; files: number }
+  | { type: 'full'; prefix: string; tables: string[]; files: number; bytes: number; needed: number; free: number }
   | { type: 'unpack'; file: string }
   | { type: 'retry'; message: string }
   | { type: 'warning'; message: string };
@@ -99,7 +101,7 @@ export function selectFiles(tables: FetchOptions['tables'], source: ReleaseSourc
       continue;
     }
     const stem = STEM_BY_TABLE.get(name) ?? name;
-    if (!ALL_FILES.includes(stem)) throw new ReleaseError(`unknown table ${JSON.stringify(raw)}: use all, core, or names among ${ALL_FILES.join(', ')} (index = idc_index; clinical = the clinical tables of the metadata bucket)`);
+    if (!ALL_FILES.includes(stem)) throw new ReleaseError(`unknown table ${JSON.stringify(raw)}: use all, core, or names among ${ALL_FILES.join(', ')} (index = idc_index; clinical = the clinical tables of the metadata bucket; full = the full metadata: ${FULL_TABLE_NAMES.join(', ')})`);
     if (!out.includes(stem)) out.push(stem);
   }
   if (!out.includes('idc_index')) out.unshift('idc_index');
