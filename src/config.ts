@@ -61,6 +61,10 @@ export interface Config {
   /** Facet counts (computed in the server process): how many at once, and their queue. */
   facetSlots: number;
   facetQueue: number;
+  /** Requests whose body is at least this large (bytes) take a slot of the large-body lane. */
+  largeBodyBytes: number;
+  largeBodies: number;
+  largeBodyQueue: number;
   /** Answer cohort counts, pages and facets from the in-memory cohort index ('off': the engine, by SQL). */
   cohortIndex: 'on' | 'off';
   clinicalMaxRows: number;
@@ -194,6 +198,13 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_SQL_IDLE_S: { key: 'sqlIdleS', schema: int(120, 0), doc: 'a caller-SQL worker idle this long is stopped (started again on next use); `0` keeps them' },
   IDQS_FACET_SLOTS: { key: 'facetSlots', schema: int(1, 1, 64), doc: 'facet counts computed at once' },
   IDQS_FACET_QUEUE: { key: 'facetQueue', schema: int(16, 0, 100_000), doc: 'facet requests that may wait' },
+  IDQS_LARGE_BODY_BYTES: {
+    key: 'largeBodyBytes',
+    schema: int(65_536, 1024, 2 ** 30),
+    doc: 'a request whose body is at least this large (or of unknown length) is read and answered in the large-body lane, so that such requests never hold the event loop for the others',
+  },
+  IDQS_LARGE_BODIES: { key: 'largeBodies', schema: int(1, 1, 64), doc: 'large-body requests read and answered at once' },
+  IDQS_LARGE_BODY_QUEUE: { key: 'largeBodyQueue', schema: int(32, 0, 100_000), doc: 'large-body requests that may wait (503 `busy` beyond); their bodies stay unread meanwhile' },
   IDQS_COHORT_INDEX: { key: 'cohortIndex', schema: oneOf('on', ['on', 'off']), doc: 'cohort counts, manifest pages and facets from the in-memory cohort index (`off`: by SQL in the engine)' },
   IDQS_CLINICAL_MAX_ROWS: { key: 'clinicalMaxRows', schema: int(5000, 1), doc: 'default `max_rows` of clinical rows' },
   IDQS_CLINICAL_MAX_ROWS_CAP: { key: 'clinicalMaxRowsCap', schema: int(10_000, 1), doc: 'its ceiling' },

@@ -18,7 +18,7 @@ import { suggest } from '../../suggest.ts';
 import { answer } from '../../planner/plan.ts';
 import { countsFromRow, type Counts } from '../version.ts';
 import { collectionClause, countCollections } from './collection-facets.ts';
-import { canonical } from '../cohort-index/answers.ts';
+import { answerKey } from '../cohort-index/answers.ts';
 import { readyCohortIndex, type CohortIndex } from '../cohort-index/build.ts';
 import { rangeBounds } from '../cohort-index/evaluate.ts';
 import { findString } from '../cohort-index/identifiers.ts';
@@ -314,7 +314,7 @@ export async function cohortFacets(ctx: AppContext, req: FacetsRequest): Promise
   }
   const warnings = [...compiled.warnings];
   const cache = cacheOf(ctx);
-  const key = `${ctx.dataset.identity}\n${JSON.stringify([mode, limit, attributes])}\n${canonical(compiled.filters_applied)}`;
+  const key = `${ctx.dataset.identity}\n${JSON.stringify([mode, limit, attributes])}\n${answerKey(compiled.filters_applied)}`;
   let p = cache.get(key);
   if (!p) {
     // Shared by every request for the same facets: detached from the one that starts it.
