@@ -77,6 +77,7 @@ export interface Config {
   valuesLimit: number;
   valuesLimitCap: number;
   viewerBaseUrl: string;
+  volviewUrl: string;
   /** Public base URL of this API (behind a proxy), used in every absolute URL it returns. */
   publicUrl: string | null;
   /** Host names (host or host:port) a request may name for the absolute URLs of its answer; loopback names always may. */
@@ -215,6 +216,7 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_VALUES_LIMIT: { key: 'valuesLimit', schema: int(100, 1), doc: 'attribute values default' },
   IDQS_VALUES_LIMIT_CAP: { key: 'valuesLimitCap', schema: int(10_000, 1), doc: 'attribute values ceiling' },
   IDQS_VIEWER_BASE_URL: { key: 'viewerBaseUrl', schema: { ...url(), default: 'https://viewer.imaging.datacommons.cancer.gov' }, doc: 'base of viewer links' },
+  IDQS_VOLVIEW_URL: { key: 'volviewUrl', schema: { ...url(), default: 'https://volview.kitware.app/' }, doc: 'the VolView app that `viewer=volview` links open (`?urls=[s3://<bucket>/<crdc_series_uuid>,…]`)' },
   IDQS_PUBLIC_URL: { key: 'publicUrl', schema: url(), doc: 'public base URL of the API, used in every absolute URL it returns' },
   IDQS_ALLOWED_HOSTS: {
     key: 'allowedHosts',
