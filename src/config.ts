@@ -65,6 +65,10 @@ export interface Config {
   largeBodyBytes: number;
   largeBodies: number;
   largeBodyQueue: number;
+  /** Memory for facet answers kept per release (MB); 0 keeps none. */
+  facetCacheMb: number;
+  /** Memory for manifest and table rows kept per release by row (MB); 0 keeps none. */
+  rowCacheMb: number;
   /** Answer cohort counts, pages and facets from the in-memory cohort index ('off': the engine, by SQL). */
   cohortIndex: 'on' | 'off';
   clinicalMaxRows: number;
@@ -196,7 +200,7 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_SQL_MAX_ROWS_CAP: { key: 'sqlMaxRowsCap', schema: int(10_000, 1), doc: 'ceiling of `max_rows`' },
   IDQS_SQL_MAX_BYTES: { key: 'sqlMaxBytes', schema: int(32 * 1024 * 1024, 1024, 2 ** 31), doc: 'byte budget of a SQL result (JSON rows); cut with `truncated_reason: max_bytes`' },
   IDQS_SQL_CACHE_MB: { key: 'sqlCacheMb', schema: int(64, 0, 65_536), doc: 'memory for caller-SQL results kept per release by statement (the data of a release never changes); `0` keeps none' },
-  IDQS_SQL_IDLE_S: { key: 'sqlIdleS', schema: int(120, 0), doc: 'a caller-SQL worker idle this long is stopped (started again on next use); `0` keeps them' },
+  IDQS_SQL_IDLE_S: { key: 'sqlIdleS', schema: int(20, 0), doc: 'a caller-SQL worker idle this long is stopped (started again on next use); `0` keeps them' },
   IDQS_FACET_SLOTS: { key: 'facetSlots', schema: int(1, 1, 64), doc: 'facet counts computed at once' },
   IDQS_FACET_QUEUE: { key: 'facetQueue', schema: int(16, 0, 100_000), doc: 'facet requests that may wait' },
   IDQS_LARGE_BODY_BYTES: {
@@ -206,6 +210,8 @@ export const SETTINGS: Record<string, Setting> = {
   },
   IDQS_LARGE_BODIES: { key: 'largeBodies', schema: int(1, 1, 64), doc: 'large-body requests read and answered at once' },
   IDQS_LARGE_BODY_QUEUE: { key: 'largeBodyQueue', schema: int(32, 0, 100_000), doc: 'large-body requests that may wait (503 `busy` beyond); their bodies stay unread meanwhile' },
+  IDQS_FACET_CACHE_MB: { key: 'facetCacheMb', schema: int(32, 0, 65_536), doc: 'memory for facet answers kept per release by filter; `0` keeps none' },
+  IDQS_ROW_CACHE_MB: { key: 'rowCacheMb', schema: int(32, 0, 65_536), doc: 'memory for the rows of manifest and table pages kept per release (a repeated page reads nothing from the engine); `0` keeps none' },
   IDQS_COHORT_INDEX: { key: 'cohortIndex', schema: oneOf('on', ['on', 'off']), doc: 'cohort counts, manifest pages and facets from the in-memory cohort index (`off`: by SQL in the engine)' },
   IDQS_CLINICAL_MAX_ROWS: { key: 'clinicalMaxRows', schema: int(5000, 1), doc: 'default `max_rows` of clinical rows' },
   IDQS_CLINICAL_MAX_ROWS_CAP: { key: 'clinicalMaxRowsCap', schema: int(10_000, 1), doc: 'its ceiling' },
