@@ -5,6 +5,7 @@
 //   locked ...               wait until the read-only rules refuse the setup user's writes
 // Plain JavaScript on Node's fetch, so cluster.sh needs no build of the service.
 
+/* global fetch, setTimeout */
 import { copyFileSync, linkSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance, DuckDBTypeId } from '@duckdb/node-api';
