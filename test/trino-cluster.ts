@@ -31,6 +31,6 @@ export async function startTrinoCluster(releaseDir: string, port: number, worker
   } catch (e) {
     await stop().catch(() => undefined);
     const err = e as { stderr?: string; message: string };
-    throw new Error(`cluster.sh start failed: ${err.message}\n${err.stderr ?? ''}`);
+    throw new Error(`cluster.sh start failed: ${err.message}\n${err.stderr ?? ''}`, { cause: e });
   }
 }
