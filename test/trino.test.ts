@@ -141,9 +141,10 @@ test('caller SQL on Trino is read-only: our guard, the system catalog refused, a
   assert.equal(body.error?.errorName, 'PERMISSION_DENIED');
 });
 
-test('engine "trino" without a cluster is a 400 naming the setting; an unknown engine a 422', async () => {
+test('engine "trino" without a cluster is a 503 naming the setting; an unknown engine a 422', async () => {
   const r = await sqlOf(duck, { sql: 'SELECT 1 AS a', engine: 'trino' });
-  assert.equal(r.status, 400);
+  assert.equal(r.status, 503);
+  assert.equal(r.headers.get('retry-after'), null, 'retrying does not help: the operator must configure a cluster');
   assert.match(String((r.body.error as { message: string }).message), /IDQS_TRINO_URL/);
   const bad = await sqlOf(duck, { sql: 'SELECT 1 AS a', engine: 'spark' });
   assert.equal(bad.status, 422);

@@ -14,7 +14,7 @@ import { runTrino, TrinoQueryFailed, TrinoUnavailable } from '../engine/trino/cl
 import { clusterLost, clusterState, trinoTarget } from '../engine/trino/cluster.ts';
 import { fromTrino } from '../engine/trino/values.ts';
 import { DeadlineReached, currentWork, deadline } from '../engine/work.ts';
-import { IdqsError, cancelled, invalidQuery, invalidRequest, msg, queryTimeout, resourceExhausted, setting } from '../errors.ts';
+import { IdqsError, cancelled, invalidQuery, msg, queryTimeout, resourceExhausted, setting } from '../errors.ts';
 
 const RETRY_S = 5;
 
@@ -57,7 +57,8 @@ function failure(e: unknown, ctx: AppContext, ms: number): unknown {
 export async function trinoCallerSql(ctx: AppContext, sql: string, maxRows: number): Promise<CallerSqlResult> {
   const t = trinoTarget(ctx);
   if (!t) {
-    throw invalidRequest(msg`engine "trino" needs a Trino cluster, and none is configured: set ${setting('IDQS_TRINO_URL')} (idqs serve --trino URL), or send engine "duckdb".`);
+    // 503 without Retry-After: this server cannot run it until its operator configures a cluster.
+    throw new IdqsError('unavailable', msg`engine "trino" needs a Trino cluster, and none is configured: set ${setting('IDQS_TRINO_URL')} (idqs serve --trino URL), or send engine "duckdb".`);
   }
   checkCallerSqlText(sql);
   const other = OTHER_CATALOG.exec(sql);

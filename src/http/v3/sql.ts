@@ -35,7 +35,7 @@ export async function sqlRoutes(app: FastifyInstance): Promise<void> {
       engine: Type.Optional(
         Type.Union([Type.Literal('duckdb'), Type.Literal('trino')], {
           description:
-            'Which engine runs it: duckdb (the default, embedded) or trino (the cluster of IDQS_TRINO_URL; a 400 when none is configured, a 503 with Retry-After when it is down). ' +
+            'Which engine runs it: duckdb (the default, embedded) or trino (the cluster of IDQS_TRINO_URL; a 503 when none is configured, a 503 with Retry-After when it is down). ' +
             'Trino speaks its own SQL dialect; column names come back lower-cased; its answers are not cached.',
         }),
       ),
