@@ -71,6 +71,13 @@ export interface Config {
   rowCacheMb: number;
   /** Answer cohort counts, pages and facets from the in-memory cohort index ('off': the engine, by SQL). */
   cohortIndex: 'on' | 'off';
+  /** A Trino coordinator serving this release's tables (null: none; DuckDB answers alone). */
+  trinoUrl: string | null;
+  trinoCatalog: string;
+  trinoSchema: string;
+  trinoUser: string;
+  /** Caller SQL on Trino: the memory one query may take on the cluster (a Trino data size). */
+  trinoQueryMemory: string;
   clinicalMaxRows: number;
   clinicalMaxRowsCap: number;
   pageSize: number;
@@ -223,6 +230,11 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_VALUES_LIMIT_CAP: { key: 'valuesLimitCap', schema: int(10_000, 1), doc: 'attribute values ceiling' },
   IDQS_VIEWER_BASE_URL: { key: 'viewerBaseUrl', schema: { ...url(), default: 'https://viewer.imaging.datacommons.cancer.gov' }, doc: 'base of viewer links' },
   IDQS_VOLVIEW_URL: { key: 'volviewUrl', schema: { ...url(), default: 'https://volview.kitware.app/' }, doc: 'the VolView app that `viewer=volview` links open (`?urls=[s3://<bucket>/<crdc_series_uuid>,…]`)' },
+  IDQS_TRINO_URL: { key: 'trinoUrl', schema: url(), doc: 'a Trino coordinator serving this release (`deploy/trino/cluster.sh`): cohort questions the index cannot answer, and caller SQL sent with `engine: "trino"`; unset = DuckDB alone (`--trino`)' },
+  IDQS_TRINO_CATALOG: { key: 'trinoCatalog', schema: Type.String({ default: 'idqs', pattern: '^[a-z][a-z0-9_]*$', description: 'a lowercase Trino name' }), doc: 'Trino catalog holding the release\'s tables' },
+  IDQS_TRINO_SCHEMA: { key: 'trinoSchema', schema: Type.String({ default: 'main', pattern: '^[a-z][a-z0-9_]*$', description: 'a lowercase Trino name' }), doc: 'Trino schema holding the release\'s tables' },
+  IDQS_TRINO_USER: { key: 'trinoUser', schema: Type.String({ default: 'idqs', minLength: 1, pattern: '^[A-Za-z0-9_.-]+$', description: 'a user name (letters, digits, _ . -)' }), doc: 'user IDQS names to Trino (`X-Trino-User`)' },
+  IDQS_TRINO_QUERY_MEMORY: { key: 'trinoQueryMemory', schema: Type.String({ default: '200MB', pattern: '^[0-9]+(\\.[0-9]+)?(B|kB|MB|GB|TB)$', description: 'a Trino data size such as 200MB or 1GB' }), doc: 'memory one caller SQL query may use on the Trino cluster (session `query_max_memory`)' },
   IDQS_PUBLIC_URL: { key: 'publicUrl', schema: url(), doc: 'public base URL of the API, used in every absolute URL it returns' },
   IDQS_ALLOWED_HOSTS: {
     key: 'allowedHosts',
@@ -405,6 +417,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const fleet = Number(env.IDQS_FLEET_SIZE);
   cfg.fleetSize = Number.isInteger(fleet) && fleet > 0 ? fleet : 1;
   const trim = (u: unknown) => (typeof u === 'string' ? u.replace(/\/+$/, '') : null);
-  for (const k of ['viewerBaseUrl', 'publicUrl', 'cloud1Endpoint', 'cloud2Endpoint'] as const) cfg[k] = trim(cfg[k]);
+  for (const k of ['viewerBaseUrl', 'publicUrl', 'cloud1Endpoint', 'cloud2Endpoint', 'trinoUrl'] as const) cfg[k] = trim(cfg[k]);
   return cfg as unknown as Config;
 }
