@@ -16,6 +16,8 @@
 // load average is printed beside the figures.
 // Options: --scale S (default 0.3), --duration SECONDS per phase (default 8),
 // --release (any value: the pinned real release), --mix.
+// --only KIND,... runs each named kind of the mix alone, one phase per kind (resolve-stream,
+// resolve-junk, counts-ids, sql-cpu, manifest-fast, manifest-stalled): what each costs the others.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -31,7 +33,8 @@ function arg(name: string, def: number): number {
 const scale = arg('scale', 0.3);
 const duration = arg('duration', 8);
 const real = process.argv.includes('--release');
-const mixOnly = real || process.argv.includes('--mix');
+const onlyArg = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]!.split(',') : null;
+const mixOnly = real || process.argv.includes('--mix') || onlyArg !== null;
 /** The caller-SQL memory cap the server runs with (per worker), in MB: part of the RSS target. */
 const SQL_MEMORY_MB = 512;
 
@@ -187,17 +190,22 @@ async function fastManifest(base: string, signal: AbortSignal): Promise<void> {
   for await (const chunk of r.body!) void chunk;
 }
 
-/** The 16 hostile clients of issue 34, with or without the resolve ones. */
-function hostileMix(base: string, withResolve: boolean): Load {
+/** The kinds of hostile client in the issue-34 mix, by name (for --only). */
+const KINDS = ['resolve-stream', 'resolve-junk', 'counts-ids', 'sql-cpu', 'manifest-fast', 'manifest-stalled'] as const;
+type Kind = (typeof KINDS)[number];
+
+/** The 16 hostile clients of issue 34, with or without the resolve ones; `only` keeps those kinds alone. */
+function hostileMix(base: string, withResolve: boolean, only?: Set<Kind>): Load {
   const junk = { text: Array.from({ length: 99_999 }, (_, i) => `not-an-id-${i}`).join('\n') };
   const patients = { terms: { PatientID: Array.from({ length: 45_000 }, (_, i) => `PATIENT-${String(i).padStart(7, '0')}`) } };
+  const want = (k: Kind) => (only ? only.has(k) : withResolve || !k.startsWith('resolve'));
   const loads = [
-    withResolve ? loops(4, (s) => hugeResolve(base, 25_000_000, s)) : null,
-    withResolve ? loops(3, async (s) => void (await post(base, '/v3/series/resolve', junk, s))) : null,
-    loops(3, async (s) => void (await post(base, '/v3/cohort/counts', patients, s))),
-    loops(2, async (s) => void (await post(base, '/v3/sql', { sql: cpu }, s))),
-    loops(2, (s) => fastManifest(base, s)),
-    stalledReaders(base, 2),
+    want('resolve-stream') ? loops(4, (s) => hugeResolve(base, 25_000_000, s)) : null,
+    want('resolve-junk') ? loops(3, async (s) => void (await post(base, '/v3/series/resolve', junk, s))) : null,
+    want('counts-ids') ? loops(3, async (s) => void (await post(base, '/v3/cohort/counts', patients, s))) : null,
+    want('sql-cpu') ? loops(2, async (s) => void (await post(base, '/v3/sql', { sql: cpu }, s))) : null,
+    want('manifest-fast') ? loops(2, (s) => fastManifest(base, s)) : null,
+    want('manifest-stalled') ? stalledReaders(base, 2) : null,
   ].filter((l): l is Load => l !== null);
   return { stop: async () => void (await Promise.all(loads.map((l) => l.stop()))) };
 }
@@ -260,7 +268,11 @@ async function main(): Promise<void> {
   try {
     for (let i = 0; i < 20; i++) await post(base, '/v3/cohort/counts', counts); // warm up
     await phase('idle', () => ({ stop: async () => {} }));
-    if (mixOnly) {
+    if (onlyArg) {
+      const unknown = onlyArg.filter((k) => !(KINDS as readonly string[]).includes(k));
+      if (unknown.length > 0) throw new Error(`--only takes ${KINDS.join(', ')}; not ${unknown.join(', ')}`);
+      for (const k of onlyArg as Kind[]) await phase(`${k} alone`, () => hostileMix(base, true, new Set([k])));
+    } else if (mixOnly) {
       await phase('16 hostile clients (resolve included)', () => hostileMix(base, true));
       await phase('10 of them (no resolve clients)', () => hostileMix(base, false));
     } else {

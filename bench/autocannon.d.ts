@@ -22,6 +22,10 @@ declare module 'autocannon' {
     /** Requests sent in turn; setupRequest, when given, rebuilds one before every send. */
     requests?: { method?: string; path?: string; body?: string; setupRequest?: (req: Record<string, unknown>) => Record<string, unknown> }[];
   }
-  function autocannon(opts: Options): Promise<Result>;
+  /** The run: a promise of its result that also reports every response (status, bytes, milliseconds with fractions). */
+  interface Instance extends Promise<Result> {
+    on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): this;
+  }
+  function autocannon(opts: Options): Instance;
   export default autocannon;
 }

@@ -61,8 +61,23 @@ export interface Config {
   /** Facet counts (computed in the server process): how many at once, and their queue. */
   facetSlots: number;
   facetQueue: number;
+  /** Requests whose body is at least this large (bytes) take a slot of the large-body lane. */
+  largeBodyBytes: number;
+  largeBodies: number;
+  largeBodyQueue: number;
+  /** Memory for facet answers kept per release (MB); 0 keeps none. */
+  facetCacheMb: number;
+  /** Memory for manifest and table rows kept per release by row (MB); 0 keeps none. */
+  rowCacheMb: number;
   /** Answer cohort counts, pages and facets from the in-memory cohort index ('off': the engine, by SQL). */
   cohortIndex: 'on' | 'off';
+  /** A Trino coordinator serving this release's tables (null: none; DuckDB answers alone). */
+  trinoUrl: string | null;
+  trinoCatalog: string;
+  trinoSchema: string;
+  trinoUser: string;
+  /** Caller SQL on Trino: the memory one query may take on the cluster (a Trino data size). */
+  trinoQueryMemory: string;
   clinicalMaxRows: number;
   clinicalMaxRowsCap: number;
   pageSize: number;
@@ -73,6 +88,7 @@ export interface Config {
   valuesLimit: number;
   valuesLimitCap: number;
   viewerBaseUrl: string;
+  volviewUrl: string;
   /** Public base URL of this API (behind a proxy), used in every absolute URL it returns. */
   publicUrl: string | null;
   /** Host names (host or host:port) a request may name for the absolute URLs of its answer; loopback names always may. */
@@ -193,9 +209,18 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_SQL_MAX_ROWS_CAP: { key: 'sqlMaxRowsCap', schema: int(10_000, 1), doc: 'ceiling of `max_rows`' },
   IDQS_SQL_MAX_BYTES: { key: 'sqlMaxBytes', schema: int(32 * 1024 * 1024, 1024, 2 ** 31), doc: 'byte budget of a SQL result (JSON rows); cut with `truncated_reason: max_bytes`' },
   IDQS_SQL_CACHE_MB: { key: 'sqlCacheMb', schema: int(64, 0, 65_536), doc: 'memory for caller-SQL results kept per release by statement (the data of a release never changes); `0` keeps none' },
-  IDQS_SQL_IDLE_S: { key: 'sqlIdleS', schema: int(120, 0), doc: 'a caller-SQL worker idle this long is stopped (started again on next use); `0` keeps them' },
+  IDQS_SQL_IDLE_S: { key: 'sqlIdleS', schema: int(20, 0), doc: 'a caller-SQL worker idle this long is stopped (started again on next use); `0` keeps them' },
   IDQS_FACET_SLOTS: { key: 'facetSlots', schema: int(1, 1, 64), doc: 'facet counts computed at once' },
   IDQS_FACET_QUEUE: { key: 'facetQueue', schema: int(16, 0, 100_000), doc: 'facet requests that may wait' },
+  IDQS_LARGE_BODY_BYTES: {
+    key: 'largeBodyBytes',
+    schema: int(65_536, 1024, 2 ** 30),
+    doc: 'a request whose body is at least this large (or of unknown length) is read and answered in the large-body lane, so that such requests never hold the event loop for the others',
+  },
+  IDQS_LARGE_BODIES: { key: 'largeBodies', schema: int(1, 1, 64), doc: 'large-body requests read and answered at once' },
+  IDQS_LARGE_BODY_QUEUE: { key: 'largeBodyQueue', schema: int(32, 0, 100_000), doc: 'large-body requests that may wait (503 `busy` beyond); their bodies stay unread meanwhile' },
+  IDQS_FACET_CACHE_MB: { key: 'facetCacheMb', schema: int(32, 0, 65_536), doc: 'memory for facet answers kept per release by filter; `0` keeps none' },
+  IDQS_ROW_CACHE_MB: { key: 'rowCacheMb', schema: int(32, 0, 65_536), doc: 'memory for the rows of manifest and table pages kept per release (a repeated page reads nothing from the engine); `0` keeps none' },
   IDQS_COHORT_INDEX: { key: 'cohortIndex', schema: oneOf('on', ['on', 'off']), doc: 'cohort counts, manifest pages and facets from the in-memory cohort index (`off`: by SQL in the engine)' },
   IDQS_CLINICAL_MAX_ROWS: { key: 'clinicalMaxRows', schema: int(5000, 1), doc: 'default `max_rows` of clinical rows' },
   IDQS_CLINICAL_MAX_ROWS_CAP: { key: 'clinicalMaxRowsCap', schema: int(10_000, 1), doc: 'its ceiling' },
@@ -206,6 +231,12 @@ export const SETTINGS: Record<string, Setting> = {
   IDQS_VALUES_LIMIT: { key: 'valuesLimit', schema: int(100, 1), doc: 'attribute values default' },
   IDQS_VALUES_LIMIT_CAP: { key: 'valuesLimitCap', schema: int(10_000, 1), doc: 'attribute values ceiling' },
   IDQS_VIEWER_BASE_URL: { key: 'viewerBaseUrl', schema: { ...url(), default: 'https://viewer.imaging.datacommons.cancer.gov' }, doc: 'base of viewer links' },
+  IDQS_VOLVIEW_URL: { key: 'volviewUrl', schema: { ...url(), default: 'https://volview.kitware.app/' }, doc: 'the VolView app that `viewer=volview` links open (`?urls=[s3://<bucket>/<crdc_series_uuid>,…]`)' },
+  IDQS_TRINO_URL: { key: 'trinoUrl', schema: url(), doc: 'a Trino coordinator serving this release (`deploy/trino/cluster.sh`): cohort questions the index cannot answer, and caller SQL sent with `engine: "trino"`; unset = DuckDB alone (`--trino`)' },
+  IDQS_TRINO_CATALOG: { key: 'trinoCatalog', schema: Type.String({ default: 'idqs', pattern: '^[a-z][a-z0-9_]*$', description: 'a lowercase Trino name' }), doc: 'Trino catalog holding the release\'s tables' },
+  IDQS_TRINO_SCHEMA: { key: 'trinoSchema', schema: Type.String({ default: 'main', pattern: '^[a-z][a-z0-9_]*$', description: 'a lowercase Trino name' }), doc: 'Trino schema holding the release\'s tables' },
+  IDQS_TRINO_USER: { key: 'trinoUser', schema: Type.String({ default: 'idqs', minLength: 1, pattern: '^[A-Za-z0-9_.-]+$', description: 'a user name (letters, digits, _ . -)' }), doc: 'user IDQS names to Trino (`X-Trino-User`)' },
+  IDQS_TRINO_QUERY_MEMORY: { key: 'trinoQueryMemory', schema: Type.String({ default: '200MB', pattern: '^[0-9]+(\\.[0-9]+)?(B|kB|MB|GB|TB)$', description: 'a Trino data size such as 200MB or 1GB' }), doc: 'memory one caller SQL query may use on the Trino cluster (session `query_max_memory`)' },
   IDQS_PUBLIC_URL: { key: 'publicUrl', schema: url(), doc: 'public base URL of the API, used in every absolute URL it returns' },
   IDQS_ALLOWED_HOSTS: {
     key: 'allowedHosts',
@@ -389,6 +420,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const fleet = Number(env.IDQS_FLEET_SIZE);
   cfg.fleetSize = Number.isInteger(fleet) && fleet > 0 ? fleet : 1;
   const trim = (u: unknown) => (typeof u === 'string' ? u.replace(/\/+$/, '') : null);
-  for (const k of ['viewerBaseUrl', 'publicUrl', 'cloud1Endpoint', 'cloud2Endpoint'] as const) cfg[k] = trim(cfg[k]);
+  for (const k of ['viewerBaseUrl', 'publicUrl', 'cloud1Endpoint', 'cloud2Endpoint', 'trinoUrl'] as const) cfg[k] = trim(cfg[k]);
   return cfg as unknown as Config;
 }

@@ -115,5 +115,5 @@ test('the command line names flags, exits 2 for what the caller can fix, and low
   const big = await cli(['sql', 'SELECT 1 AS a', '--db', db, '--max-rows', '50000', '--format', 'json']);
   assert.equal(big.code, 0, big.stderr);
   assert.equal(big.stderr, 'warning: --max-rows 50000 is above the cap of 10000; lowered to 10000.\n');
-  assert.deepEqual(JSON.parse(big.stdout), { columns: ['a'], types: ['INTEGER'], rows: [{ a: 1 }], row_count: 1, truncated: false, truncated_reason: null, max_rows: 10000 });
+  assert.deepEqual(JSON.parse(big.stdout), { columns: ['a'], types: ['INTEGER'], rows: [{ a: 1 }], row_count: 1, truncated: false, truncated_reason: null, max_rows: 10000, engine: 'duckdb' });
 });

@@ -5,7 +5,10 @@
 // of narrow screens opens, counts active filters and closes, charts are
 // operable from the keyboard, and axe-core finds no serious or critical
 // violation on any view; from 360 to 2560 px the tables' View and Download
-// columns stay inside their card. Screenshots go to .cache/screenshots/.
+// columns and the collections list's Cart column stay inside their card (from
+// 768 px every collections column shown does), chart labels are never cut
+// mid-word, a wide screen's width is used and the page never scrolls
+// sideways. Screenshots go to .cache/screenshots/.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +16,7 @@ import { existsSync } from 'node:fs';
 import { startServer, type TestServer } from './fixture.ts';
 import { CHROMIUM, openBrowser, type TestBrowser } from './browser.ts';
 import { TABLE_WIDTHS, WIDTHS, axe, checkLayout, checkTableActions, loaded, measure } from './layout-checks.ts';
+import { checkChartLabels, checkCollectionColumns, wholeWords } from './wide-layout-checks.ts';
 
 let s: TestServer;
 let b: TestBrowser;
@@ -33,6 +37,21 @@ test('at 390, 768, 1024 and 1440 px: no overlap, no clipping, no blank scroll, n
 
 test('at 360 to 2560 px the series and studies tables keep View and Download inside their card, with no sideways page scroll', async () => {
   for (const width of TABLE_WIDTHS) await checkTableActions(b, s.url, width, 'synthetic');
+});
+
+test('at 360 to 2560 px: chart labels whole or shortened after a whole word, inside the canvas; the collections columns yield, Cart stays inside its card', async () => {
+  for (const width of TABLE_WIDTHS) {
+    await checkChartLabels(b, s.url, width);
+    await checkCollectionColumns(b, s.url, width);
+  }
+});
+
+test('the label check itself: a cut after a whole word passes, a cut inside one fails', () => {
+  assert.equal(wholeWords('Lung Squamous Cell Carcinoma', ['Lung Squamous', 'Cell Carcinoma']), true);
+  assert.equal(wholeWords('Head and Neck Squamous Cell Carcinoma', ['Head and Neck', 'Squamous Cell…']), true);
+  assert.equal(wholeWords('breast_cancer_screening_dbt', ['breast_cancer_', 'screening_dbt']), true);
+  assert.equal(wholeWords('Lung Squamous Cell Carcinoma', ['Lung Squamous Cell Carci…']), false);
+  assert.equal(wholeWords('Head and Neck Squamous Cell Carcinoma', ['ead and Neck Squamous Cell…']), false);
 });
 
 test('at 390 px the drawer opens as a modal (Tab and Shift+Tab stay in it), counts the filters it holds, closes with Escape; tables scroll inside their card', async () => {

@@ -39,7 +39,7 @@ async function sqlError(body: unknown, status: number, code: string, message: Re
 test('POST /v3/sql runs the documented example and returns columns, types, rows and the cap', async () => {
   const r = await sql({ sql: 'SELECT Modality, count(*) AS n FROM index GROUP BY 1 ORDER BY n DESC, Modality', max_rows: 20 });
   assert.equal(r.status, 200);
-  assert.deepEqual(Object.keys(r.body), ['columns', 'types', 'rows', 'row_count', 'truncated', 'truncated_reason', 'max_rows']);
+  assert.deepEqual(Object.keys(r.body), ['columns', 'types', 'rows', 'row_count', 'truncated', 'truncated_reason', 'max_rows', 'engine']);
   const expected = await s.ctx.engine.rows('SELECT Modality, count(*) AS n FROM "index" GROUP BY 1 ORDER BY n DESC, Modality');
   assert.deepEqual(r.body.columns, ['Modality', 'n']);
   assert.deepEqual(r.body.types, ['VARCHAR', 'BIGINT']);
@@ -54,7 +54,7 @@ test('POST /v3/sql runs the documented example and returns columns, types, rows 
 test('max_rows defaults to the configured default and is lowered to the ceiling', async () => {
   const d = await sql({ sql: 'SELECT 1 AS a' });
   assert.equal(d.status, 200);
-  assert.deepEqual(d.body, { columns: ['a'], types: ['INTEGER'], rows: [{ a: 1 }], row_count: 1, truncated: false, truncated_reason: null, max_rows: s.ctx.config.sqlMaxRows });
+  assert.deepEqual(d.body, { columns: ['a'], types: ['INTEGER'], rows: [{ a: 1 }], row_count: 1, truncated: false, truncated_reason: null, max_rows: s.ctx.config.sqlMaxRows, engine: 'duckdb' });
   assert.equal(s.ctx.config.sqlMaxRows, 5000);
   const c = await sql({ sql: 'SELECT 1 AS a', max_rows: s.ctx.config.sqlMaxRowsCap + 1 });
   assert.equal(c.status, 200);
@@ -82,7 +82,7 @@ test('bad bodies are 422 with a message naming the member: bounds, types, unknow
   await sqlError({ sql: 'SELECT 1', max_rows: 0 }, 422, 'invalid_request', /max_rows must be >= 1/);
   await sqlError({ sql: 'SELECT 1', max_rows: -5 }, 422, 'invalid_request', /max_rows must be >= 1/);
   await sqlError({ sql: 'SELECT 1', max_rows: 2.5 }, 422, 'invalid_request', /max_rows must be integer/);
-  await sqlError({ sql: 'SELECT 1', limit: 5 }, 422, 'invalid_request', 'Unknown member "limit" in body; accepted: sql, max_rows.');
+  await sqlError({ sql: 'SELECT 1', limit: 5 }, 422, 'invalid_request', 'Unknown member "limit" in body; accepted: sql, max_rows, engine.');
   await sqlError({ max_rows: 5 }, 422, 'invalid_request', 'Missing required member "sql"');
   await sqlError({ sql: ['SELECT 1', 'SELECT 2'] }, 422, 'invalid_request', /body\.sql must be string/);
 });

@@ -4,6 +4,7 @@
 // stopped with SIGTERM as an operator would.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './fixture.ts';
@@ -32,7 +33,7 @@ export async function serveWithDefaults(db: string): Promise<CliServer> {
   return {
     proc,
     base,
-    post: (path, body) => fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    post: (path, body) => postOnce(base + path, JSON.stringify(body)),
     stop: async () => {
       if (proc.exitCode !== null) return;
       const exited = new Promise((r) => proc.once('exit', r));
@@ -40,4 +41,26 @@ export async function serveWithDefaults(db: string): Promise<CliServer> {
       await exited;
     },
   };
+}
+
+/**
+ * A POST on a connection of its own. The tests compare big answers between requests, which can hold
+ * their event loop past the server's keep-alive; a kept-alive socket the server closed meanwhile
+ * would then fail the next request on the client's side (its race, not the server's).
+ */
+function postOnce(url: string, body: string): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+        resolve(new Response(Buffer.concat(chunks), { status: res.statusCode, headers }));
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

@@ -25,6 +25,7 @@ import { v2Plugin } from './v2/index.ts';
 import { explorer } from './explorer.ts';
 import { clientSignal, responseClosed, wasCut } from './client-signal.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { largeBodyLane } from './large-bodies.ts';
 import { serverOptions } from './server-options.ts';
 import { lazyCompilers } from './lazy-compilers.ts';
 import { addSecurityHeaders, securityHeaders } from './security-headers.ts';
@@ -83,7 +84,8 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   app.server.maxConnections = ctx.config.maxConnections;
   app.decorate('ctx', ctx);
   app.decorate('draining', false);
-  const metrics = createMetrics(ctx.engine);
+  const lane = largeBodyLane(ctx.config);
+  const metrics = createMetrics(ctx.engine, () => ({ large_bodies: lane.stats() }));
   app.decorate('metrics', metrics);
   // Bodies are JSON only: a text/plain body is 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain');
@@ -172,7 +174,8 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     }
     done();
   });
-
+  // Then requests with large bodies wait for their lane before their body is read (./large-bodies.ts).
+  app.addHook('onRequest', lane.hook);
 
   // Operator-facing events of the engine (database read errors, SQL workers), with the request they hit.
   const onOperator = (ev: { level?: string; msg?: string; req_id?: string; [k: string]: unknown }) => {
@@ -186,6 +189,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   for (const c of servedReleases(ctx)) c.engine.events.on('operator', onOperator);
   app.addHook('onClose', async () => {
     for (const c of servedReleases(ctx)) c.engine.events.off('operator', onOperator);
+    lane.close();
   });
 
   app.setErrorHandler((err: FastifyError | IdqsError | Error, req, reply) => {

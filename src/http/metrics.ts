@@ -6,6 +6,7 @@
 // several servers can share a process (tests).
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { BudgetStats } from '../core/engine/budget.ts';
 import type { Engine } from '../core/engine/engine.ts';
 import { plannerStats } from '../core/planner/plan.ts';
 
@@ -17,7 +18,8 @@ export interface Metrics {
 
 const BUDGET_FIELDS = ['slots', 'busy', 'queued', 'admitted', 'rejected', 'expired', 'cancelled', 'timed_out', 'leaked'] as const;
 
-export function createMetrics(engine: Engine): Metrics {
+/** `more`: budgets kept outside the engine (the large-body lane), by name. */
+export function createMetrics(engine: Engine, more: () => Record<string, BudgetStats> = () => ({})): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
   const requests = new Counter({ name: 'idqs_http_requests_total', help: 'HTTP requests by route pattern, method and status (499: the client left first).', labelNames: ['route', 'method', 'status'], registers: [registry] });
@@ -30,11 +32,11 @@ export function createMetrics(engine: Engine): Metrics {
   });
   const budget = new Gauge({
     name: 'idqs_budget',
-    help: 'Budgets of work (curated queries, exports, facets, caller SQL): slots, busy, queued, and since start admitted, rejected (queue full), expired (queue deadline), cancelled, timed_out (run deadline) and leaked.',
+    help: 'Budgets of work (curated queries, exports, facets, caller SQL, large request bodies): slots, busy, queued, and since start admitted, rejected (queue full), expired (queue deadline), cancelled, timed_out (run deadline) and leaked.',
     labelNames: ['budget', 'field'],
     registers: [registry],
     collect() {
-      const s = engine.stats();
+      const s = { ...engine.stats(), ...more() };
       for (const [name, b] of Object.entries(s)) for (const f of BUDGET_FIELDS) this.set({ budget: name, field: f }, b[f]);
     },
   });

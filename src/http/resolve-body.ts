@@ -81,6 +81,13 @@ class RawString {
   }
   /** The decoded value, and a fresh start. */
   take(): string {
+    // A blank line (the most common line of a huge body) allocates nothing.
+    if (this.bytes === 0) {
+      this.escaped = false;
+      this.truncated = false;
+      this.parts.length = 0;
+      return '';
+    }
     const raw = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
     // Every byte was checked as the string was read: decoding cannot fail.
     const out = this.truncated ? raw.toString('latin1') : this.escaped ? (JSON.parse(`"${raw.toString('utf8')}"`) as string) : raw.toString('utf8');
@@ -275,7 +282,7 @@ export class ResolveBodyReader {
       const b = c[i]!;
       if (this.esc === 0) {
         if (b === QUOTE) {
-          this.str.add(c.subarray(from, i));
+          if (i > from) this.str.add(c.subarray(from, i));
           this.closeString();
           return i + 1;
         }
@@ -305,13 +312,13 @@ export class ResolveBodyReader {
       if (newline) {
         // The escape (2 or 6 bytes) ends here; its first bytes may have come with the previous chunk, already kept.
         const here = Math.min(size, i + 1 - from);
-        this.str.add(c.subarray(from, i + 1 - here));
+        if (i + 1 - here > from) this.str.add(c.subarray(from, i + 1 - here));
         this.str.dropLast(size - here);
         this.addLine(true);
         from = i + 1;
       }
     }
-    this.str.add(c.subarray(from));
+    if (from < c.length) this.str.add(c.subarray(from));
     return i;
   }
 

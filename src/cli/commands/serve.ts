@@ -21,6 +21,7 @@ Examples:
   idqs serve --release 25.0.5 --source pypi
   idqs serve --release 25.0.5,24.2.2 --source pypi   # two releases; a request names one with release (default the newest)
   idqs serve --db idc.duckdb --workers 4   # one port, four processes; a dead one is replaced
+  idqs serve --release 25.0.5 --trino http://127.0.0.1:18300   # heavy cohort questions on a Trino cluster
 
 SIGTERM or SIGINT drains: in-flight requests finish within IDQS_SHUTDOWN_S, then the server exits.`;
 
@@ -32,11 +33,14 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--host <host>', 'interface to bind').env('HOST').default('127.0.0.1'))
     .option('--db <path>', 'prebuilt database file to serve, or several separated by commas (env IDQS_DB)')
     .option('--demo', 'serve the generated demo dataset (identifiers are not real) without touching the network (env IDQS_DEMO=1)')
+    .option('--trino <url>', 'a Trino coordinator serving this release (deploy/trino/cluster.sh): cohort questions the index cannot answer go to it before DuckDB, and caller SQL may ask for it (env IDQS_TRINO_URL)')
     .addOption(new Option('--workers <n>', 'worker processes sharing the port, each with its own engine (default 1: a single process; 0 = one per core)').argParser(workersArg).env('IDQS_WORKERS'));
   releaseOptions(serve, true).addHelpText('after', EXAMPLES).action(serveAction);
 }
 
-async function serveAction(o: { port: number; host: string; db?: string; workers?: number } & DataFlags): Promise<void> {
+async function serveAction(o: { port: number; host: string; db?: string; workers?: number; trino?: string } & DataFlags): Promise<void> {
+  // Through the environment, so the setting is checked as every other and a fleet's workers inherit it.
+  if (o.trino !== undefined) process.env.IDQS_TRINO_URL = o.trino;
   // The flags win: where it listens decides the absolute URLs it falls back to and its DNS-rebinding guard.
   const cfg: Config = { ...loadConfig(), host: o.host, port: o.port };
   const worker = isFleetWorker();

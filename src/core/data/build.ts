@@ -197,18 +197,16 @@ function projection(def: TableDef, cols: ParquetColumn[], report: BuildReport, l
   return items.join(', ');
 }
 
+/** Columns of the index the build derives from series_aws_url when a release lacks them (an engine reading the files derives them the same way). */
+export const DERIVED_FROM_AWS_URL: Readonly<Record<string, string>> = {
+  series_cloud1_url: qi('series_aws_url'),
+  crdc_series_uuid: `split_part(${qi('series_aws_url')}, '/', 4)`,
+  aws_bucket: `split_part(${qi('series_aws_url')}, '/', 3)`,
+};
+
 function deriveMissing(table: string, column: string, have: Map<string, ParquetColumn>): string | null {
   if (table !== 'index' || !have.has('series_aws_url')) return null;
-  switch (column) {
-    case 'series_cloud1_url':
-      return qi('series_aws_url');
-    case 'crdc_series_uuid':
-      return `split_part(${qi('series_aws_url')}, '/', 4)`;
-    case 'aws_bucket':
-      return `split_part(${qi('series_aws_url')}, '/', 3)`;
-    default:
-      return null;
-  }
+  return DERIVED_FROM_AWS_URL[column] ?? null;
 }
 
 /** Schemas of the built database; a file stem equal to one would make its catalog name ambiguous. */

@@ -12,6 +12,7 @@ import { ATTRIBUTES, ATTRIBUTE_BY_NAME, type AttributeDef } from '../registry/at
 import { qi } from '../registry/tables.ts';
 import { suggest } from '../suggest.ts';
 import { collectionValues } from './collection-values.ts';
+import { breathe } from '../turns.ts';
 
 export interface RangeBound {
   gte?: number | string | null;
@@ -107,12 +108,19 @@ function checkBound(attr: AttributeDef, side: 'gte' | 'lte', v: number | string)
 /** Distinct values of an attribute by lower case, for case-mismatch warnings (kept: data is immutable). */
 function valuesByLowerCase(ctx: AppContext, attr: string): Promise<Map<string, string[]>> {
   return memo(ctx, `filter-values:${attr}`, async () => {
-    const rows = await ctx.engine.rows(`SELECT DISTINCT ${qi(attr)} AS v FROM "index" WHERE ${qi(attr)} IS NOT NULL`);
+    // Read a chunk at a time (PatientID has about 90,000 values: converted in one piece, they held every request).
+    const { chunks } = await ctx.engine.materialize(`SELECT DISTINCT CAST(${qi(attr)} AS VARCHAR) AS v FROM "index" WHERE ${qi(attr)} IS NOT NULL`);
     const m = new Map<string, string[]>();
-    for (const r of rows) {
-      const v = String(r.v);
-      const k = v.toLowerCase();
-      m.set(k, [...(m.get(k) ?? []), v]);
+    for (const chunk of chunks) {
+      await breathe();
+      const col = chunk.getColumnVector(0);
+      for (let r = 0; r < chunk.rowCount; r++) {
+        const v = String(col.getItem(r));
+        const k = v.toLowerCase();
+        const same = m.get(k);
+        if (same) same.push(v);
+        else m.set(k, [v]);
+      }
     }
     return m;
   });
@@ -125,18 +133,31 @@ async function collectionValuesByLowerCase(ctx: AppContext, attr: AttributeDef):
   return m;
 }
 
+const HAS_LETTER = /[A-Za-z]/;
+
 /** For each value with no exact match: the values that match it ignoring case. */
 async function caseMismatches(ctx: AppContext, attr: AttributeDef, values: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   // DICOM UIDs are digits and dots: a value with letters cannot match in any casing.
-  const lettered = attr.name.endsWith('InstanceUID') ? [] : values.filter((v) => /[A-Za-z]/.test(v));
-  if (lettered.length === 0) return out;
+  if (attr.name.endsWith('InstanceUID') || !values.some((v) => HAS_LETTER.test(v))) return out;
   const byLower = attr.collection ? await collectionValuesByLowerCase(ctx, attr) : await valuesByLowerCase(ctx, attr.name);
-  for (const v of lettered) {
-    const same = byLower.get(v.toLowerCase()) ?? [];
-    if (same.length > 0 && !same.includes(v)) out.set(v, same);
+  // One pass, no array per value: a pasted list of 45,000 identifiers is read here, letting others run between parts.
+  for (let i = 0; i < values.length; i++) {
+    if ((i & 4095) === 4095) await breathe();
+    const v = values[i]!;
+    if (!HAS_LETTER.test(v)) continue;
+    const same = byLower.get(v.toLowerCase());
+    if (same !== undefined && !same.includes(v)) out.set(v, same);
   }
   return out;
+}
+
+/** `n` placeholders: ?, ?, ... */
+const placeholders = (n: number) => (n === 0 ? '' : '?, '.repeat(n - 1) + '?');
+
+/** Append `values` to `params` (a spread of tens of thousands of arguments is slow, and has a stack limit). */
+function pushAll(params: Param[], values: readonly Param[]): void {
+  for (const v of values) params.push(v);
 }
 
 export async function compileFilter(ctx: AppContext, f: FilterObject | undefined | null, inUnion = false): Promise<CompiledFilter> {
@@ -164,21 +185,22 @@ export async function compileFilter(ctx: AppContext, f: FilterObject | undefined
       // A fact of the series' collection: the series of every collection that lists one of the values.
       const { collectionsOf, byCollection } = await collectionValues(ctx, attr);
       const ids = [...new Set(values.flatMap((v) => collectionsOf.get(v) ?? []))].sort();
-      if (ids.length > 0) ors.push(`collection_id IN (${ids.map(() => '?').join(', ')})`);
-      params.push(...ids);
+      if (ids.length > 0) ors.push(`collection_id IN (${placeholders(ids.length)})`);
+      pushAll(params, ids);
       if (orMissing) {
         // No value: a collection listing none (or a series without a collection).
         const valued = [...byCollection].filter(([, vs]) => vs.length > 0).map(([id]) => id).sort();
-        ors.push(valued.length === 0 ? 'TRUE' : `(collection_id IS NULL OR collection_id NOT IN (${valued.map(() => '?').join(', ')}))`);
-        params.push(...valued);
+        ors.push(valued.length === 0 ? 'TRUE' : `(collection_id IS NULL OR collection_id NOT IN (${placeholders(valued.length)}))`);
+        pushAll(params, valued);
       }
     } else {
-      if (values.length > 0) ors.push(`${qi(name)} IN (${values.map(() => '?').join(', ')})`);
-      params.push(...values);
+      if (values.length > 0) ors.push(`${qi(name)} IN (${placeholders(values.length)})`);
+      pushAll(params, values);
       if (orMissing) ors.push(`${qi(name)} IS NULL`);
     }
     clauses.push(ors.length === 0 ? 'FALSE' : ors.length === 1 ? ors[0]! : `(${ors.join(' OR ')})`);
     applied.terms[name] = orMissing ? [...values, null] : values;
+    await breathe();
     for (const [v, same] of await caseMismatches(ctx, attr, values)) {
       warnings.push(
         `No series has ${name} = '${v}': matching is case-sensitive. Use ${same.map((s) => `'${s}'`).join(' or ')}, as listed by the values of ${name}.`,
@@ -203,10 +225,10 @@ export async function compileFilter(ctx: AppContext, f: FilterObject | undefined
     }
     // Studies with a series of each value; every series of those studies is selected.
     clauses.push(
-      `StudyInstanceUID IN (SELECT StudyInstanceUID FROM "index" WHERE ${qi(name)} IN (${values.map(() => '?').join(', ')}) ` +
+      `StudyInstanceUID IN (SELECT StudyInstanceUID FROM "index" WHERE ${qi(name)} IN (${placeholders(values.length)}) ` +
         `GROUP BY StudyInstanceUID HAVING count(DISTINCT ${qi(name)}) = ${values.length})`,
     );
-    params.push(...values);
+    pushAll(params, values);
     (applied.all_terms ??= {})[name] = values;
     for (const [v, same] of await caseMismatches(ctx, attr, values)) {
       warnings.push(`No series has ${name} = '${v}': matching is case-sensitive. Use ${same.map((s) => `'${s}'`).join(' or ')}, as listed by the values of ${name}.`);
@@ -254,7 +276,7 @@ export async function compileFilter(ctx: AppContext, f: FilterObject | undefined
         if (c.empty) warnings.push(`any_of[${i}] is empty: it selects every series, so the union does not restrict the cohort.`);
         warnings.push(...c.warnings.filter((w) => !w.startsWith('The filter is empty')).map((w) => `any_of[${i}]: ${w}`));
         parts.push(`(${c.where})`);
-        params.push(...c.params);
+        pushAll(params, c.params);
         subs.push({ terms: c.filters_applied.terms, ranges: c.filters_applied.ranges, ...(c.filters_applied.all_terms ? { all_terms: c.filters_applied.all_terms } : {}) });
       }
       clauses.push(`(${parts.join(' OR ')})`);
@@ -282,7 +304,8 @@ function literal(v: Param): string {
  * registry, values are bound), so each '?' takes the next value in order.
  */
 export function cohortSql(compiled: CompiledFilter): string {
-  let i = 0;
-  const where = compiled.where.replace(/\?/g, () => literal(compiled.params[i++]!));
+  const pieces = compiled.where.split('?');
+  let where = pieces[0]!;
+  for (let i = 1; i < pieces.length; i++) where += literal(compiled.params[i - 1]!) + pieces[i]!;
   return `SELECT * FROM "index" WHERE ${where}`;
 }

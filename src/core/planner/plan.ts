@@ -1,14 +1,15 @@
 // The planner: every cohort question goes through `answer`, which asks the
-// evaluators in order (the cohort index, then SQL on the embedded engine; a
-// distributed engine would take its place in this list) and returns the first
-// answer. A service never names an evaluator. Which one answered is counted
+// evaluators in order (the cohort index, then Trino when one is configured,
+// then SQL on the embedded engine) and returns the first answer. A service never names an evaluator. Which one answered is counted
 // per question, for /metrics and tests.
 
 import { indexEvaluator } from './index-evaluator.ts';
 import { sqlEvaluator } from './sql-evaluator.ts';
+import { trinoEvaluator } from './trino-evaluator.ts';
 import type { CohortAnswers, CompleteEvaluator, PartialEvaluator, Question } from './questions.ts';
 
-const PARTIAL: readonly PartialEvaluator[] = [indexEvaluator];
+// Trino (when configured and serving this release) answers what the index cannot, before DuckDB.
+const PARTIAL: readonly PartialEvaluator[] = [indexEvaluator, trinoEvaluator];
 const LAST: CompleteEvaluator = sqlEvaluator;
 
 /** Answers given since start, by evaluator and question. */

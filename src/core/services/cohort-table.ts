@@ -14,6 +14,7 @@ import type { TablePageAsk } from '../planner/questions.ts';
 import { MANIFEST_ORDER } from '../rules/manifest-order.ts';
 import { round } from './numbers.ts';
 import { defaultViewer, viewerLink } from './viewer.ts';
+import { volviewFor, type VolviewSeries } from './volview.ts';
 
 export const TABLE_LEVELS = ['collections', 'patients', 'studies', 'series'] as const;
 export type TableLevel = (typeof TABLE_LEVELS)[number];
@@ -157,7 +158,7 @@ export async function cohortTable(ctx: AppContext, req: TableRequest): Promise<C
   if (level === 'studies' || level === 'series') await addViewerLinks(ctx, rows);
   return {
     level,
-    columns: [...def.columns.map((c) => c.name), ...(level === 'studies' || level === 'series' ? ['viewer_url'] : [])],
+    columns: [...def.columns.map((c) => c.name), ...(level === 'studies' || level === 'series' ? ['viewer_url', 'volview_url'] : [])],
     rows,
     total: n,
     page,
@@ -185,20 +186,28 @@ export function tableAsk(level: TableLevel, sort: string | null, order: 'asc' | 
   };
 }
 
-/** The viewer link of each row (its study's modalities decide the viewer, as in /v3/viewer-url). */
+/** The viewer link of each row (its study's modalities decide the viewer, as in /v3/viewer-url) and its VolView link, or null where VolView cannot open it. */
 async function addViewerLinks(ctx: AppContext, rows: Row[]): Promise<void> {
   const studies = [...new Set(rows.map((r) => String(r.StudyInstanceUID)))];
-  const modalities = new Map<string, string[]>();
+  const ofStudy = new Map<string, (VolviewSeries & { id: string })[]>();
   if (studies.length > 0) {
     const found = await ctx.engine.rows(
-      `SELECT StudyInstanceUID AS s, list(DISTINCT Modality) FILTER (WHERE Modality IS NOT NULL) AS m FROM "index" WHERE StudyInstanceUID IN (${studies.map(() => '?').join(', ')}) GROUP BY 1`,
+      `SELECT StudyInstanceUID AS s, SeriesInstanceUID AS id, aws_bucket AS b, crdc_series_uuid AS u, Modality AS m FROM "index"
+       WHERE StudyInstanceUID IN (${studies.map(() => '?').join(', ')}) ORDER BY SeriesInstanceUID`,
       studies,
     );
-    for (const f of found) modalities.set(String(f.s), (f.m as string[] | null) ?? []);
+    for (const f of found) {
+      const list = ofStudy.get(String(f.s)) ?? [];
+      list.push({ id: String(f.id), bucket: String(f.b), uuid: String(f.u), modality: typeof f.m === 'string' ? f.m : null });
+      ofStudy.set(String(f.s), list);
+    }
   }
   for (const r of rows) {
     const study = String(r.StudyInstanceUID);
     const series = typeof r.SeriesInstanceUID === 'string' ? r.SeriesInstanceUID : null;
-    r.viewer_url = viewerLink(ctx.config.viewerBaseUrl, defaultViewer(modalities.get(study) ?? []), study, series);
+    const all = ofStudy.get(study) ?? [];
+    const modalities = [...new Set(all.flatMap((x) => (x.modality === null ? [] : [x.modality])))];
+    r.viewer_url = viewerLink(ctx.config.viewerBaseUrl, defaultViewer(modalities), study, series);
+    r.volview_url = volviewFor(ctx.config.volviewUrl, series === null ? all : all.filter((x) => x.id === series));
   }
 }

@@ -4,6 +4,7 @@
 
 import type { AppContext } from '../context.ts';
 import type { Row } from '../engine/engine.ts';
+import { breathe } from '../turns.ts';
 import { cohortSql, compileFilter, type CompiledFilter, type FilterObject } from '../filters/v3.ts';
 import type { Counts } from './version.ts';
 import { field, invalidRequest, msg } from '../errors.ts';
@@ -29,6 +30,7 @@ export function cohortCountsOf(ctx: AppContext, compiled: CompiledFilter): Promi
 export async function cohortCounts(ctx: AppContext, filter: FilterObject): Promise<CohortCounts> {
   const compiled = await compileFilter(ctx, filter);
   const counts = await cohortCountsOf(ctx, compiled);
+  await breathe(); // a long filter's SQL text is written in a turn of its own
   return { ...counts, filters_applied: compiled.filters_applied, warnings: compiled.warnings, sql: cohortSql(compiled) };
 }
 

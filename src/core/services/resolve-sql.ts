@@ -38,10 +38,11 @@ export type ResolveFormat = 'json' | 'tsv';
 export const BLOCK_LINES = 2000;
 
 /**
- * The SQL over 6 bound values: line numbers, kinds ('u' a folder, 'd' a DICOM UID), identifiers and bucket
+ * The SQL over 8 bound values: line numbers, kinds ('u' a folder, 'd' a DICOM UID), identifiers and bucket
  * numbers of the identifier lines (each a comma-joined list, or NULL when there are none), the buckets as JSON
- * ([{i, j: escaped JSON text without quotes, t: TSV cell, k: known to the stores}]), and the other lines as JSON
- * ([{l: line, x: its JSON object or TSV row}]). Rows: blk, txt (the lines of a block, joined, as UTF-8 bytes: a BLOB
+ * ([{i, j: escaped JSON text without quotes, t: TSV cell, k: known to the stores}]), and the other lines (headers,
+ * invalid lines): their line numbers and the numbers of their texts (comma-joined lists), and those texts as a JSON
+ * list (what follows the line number in its JSON object or TSV row, each distinct text once). Rows: blk, txt (the lines of a block, joined, as UTF-8 bytes: a BLOB
  * reaches JS without being decoded into a string and encoded again), and the counts of
  * current, revised, removed, unknown lines in it, by blk.
  */
@@ -110,7 +111,10 @@ export function resolveSql(format: ResolveFormat): string {
     SELECT CAST(l AS INTEGER) AS line, k, id, CAST(nullif(b, '') AS INTEGER) AS bi
     FROM (SELECT unnest(string_split($1, ',')) AS l, unnest(string_split($2, ',')) AS k, unnest(string_split($3, ',')) AS id, unnest(string_split($4, ',')) AS b)),
   bk AS (SELECT unnest(json_transform($5, '[{"i":"INTEGER","j":"VARCHAR","t":"VARCHAR","k":"BOOLEAN"}]'), recursive := true)),
-  other AS (SELECT unnest(json_transform($6, '[{"l":"INTEGER","x":"VARCHAR"}]'), recursive := true)),
+  tails AS (SELECT json_transform($8, '["VARCHAR"]') AS t),
+  other AS (
+    SELECT CAST(l AS INTEGER) AS l, ${json ? `'{"line":' || ` : ''}l || tails.t[CAST(m AS INTEGER) + 1] AS x
+    FROM (SELECT unnest(string_split($6, ',')) AS l, unnest(string_split($7, ',')) AS m), tails),
   qu AS MATERIALIZED (SELECT DISTINCT id AS u FROM q WHERE k = 'u'),
   qs AS MATERIALIZED (SELECT DISTINCT id AS u FROM q WHERE k = 'd'),
   pv AS MATERIALIZED (SELECT DISTINCT SeriesInstanceUID AS sid FROM prior_versions_index WHERE crdc_series_uuid IN (SELECT u FROM qu) OR SeriesInstanceUID IN (SELECT u FROM qs)),

@@ -11,6 +11,11 @@ import type { JsonValue } from '../engine/json.ts';
 import { IdqsError, field, invalidQuery, invalidRequest, msg } from '../errors.ts';
 import { bigQueryHint, missingTableHint } from './missing-tables.ts';
 import { cachedCallerSql, type CacheOutcome } from './sql-cache.ts';
+import { trinoCallerSql } from './sql-trino.ts';
+
+/** The engines caller SQL may name: the embedded one (the default) and the Trino cluster. */
+export const SQL_ENGINES = ['duckdb', 'trino'] as const;
+export type SqlEngine = (typeof SQL_ENGINES)[number];
 
 export interface SqlResult {
   columns: string[];
@@ -22,13 +27,18 @@ export interface SqlResult {
   /** What cut them: max_rows, max_bytes (IDQS_SQL_MAX_BYTES), or null when the result is whole. */
   truncated_reason: 'max_rows' | 'max_bytes' | null;
   max_rows: number;
+  /** The engine that ran it. */
+  engine: SqlEngine;
 }
 
-async function callerResult(ctx: AppContext, sql: string, maxRows: number): Promise<{ result: CallerSqlResult; cache: CacheOutcome }> {
+async function callerResult(ctx: AppContext, sql: string, maxRows: number, engine: SqlEngine): Promise<{ result: CallerSqlResult; cache: CacheOutcome }> {
   const cap = ctx.config.sqlMaxRowsCap;
   if (!Number.isInteger(maxRows) || maxRows < 1 || maxRows > cap) {
     throw invalidRequest(msg`${field('max_rows')} must be an integer from 1 to ${cap}; got ${JSON.stringify(maxRows)}.`);
   }
+  if (!SQL_ENGINES.includes(engine)) throw invalidRequest(msg`${field('engine')} must be "duckdb" or "trino"; got ${JSON.stringify(engine)}.`);
+  // Trino's answers are not kept: the cluster is shared, and its data is checked, not owned, by this server.
+  if (engine === 'trino') return { result: await trinoCallerSql(ctx, sql, maxRows), cache: 'bypass' };
   try {
     return await cachedCallerSql(ctx, sql, maxRows, () => ctx.engine.callerSql(sql, maxRows));
   } catch (e) {
@@ -44,8 +54,8 @@ async function callerResult(ctx: AppContext, sql: string, maxRows: number): Prom
  * below 1 is a caller mistake, not something to round up silently; one above
  * the configured ceiling is refused (callers lower it first).
  */
-export async function runSql(ctx: AppContext, sql: string, maxRows: number): Promise<SqlResult> {
-  const { result: r } = await callerResult(ctx, sql, maxRows);
+export async function runSql(ctx: AppContext, sql: string, maxRows: number, engine: SqlEngine = 'duckdb'): Promise<SqlResult> {
+  const { result: r } = await callerResult(ctx, sql, maxRows, engine);
   return {
     columns: r.columns,
     types: r.types,
@@ -54,14 +64,15 @@ export async function runSql(ctx: AppContext, sql: string, maxRows: number): Pro
     truncated: r.truncated,
     truncated_reason: r.truncated_reason,
     max_rows: r.max_rows,
+    engine,
   };
 }
 
 /** The same result as the JSON text of a response body, in the key order of SqlResult, and whether it came from the cache. */
-export async function runSqlJson(ctx: AppContext, sql: string, maxRows: number): Promise<{ body: string; cache: CacheOutcome }> {
-  const { result: r, cache } = await callerResult(ctx, sql, maxRows);
+export async function runSqlJson(ctx: AppContext, sql: string, maxRows: number, engine: SqlEngine = 'duckdb'): Promise<{ body: string; cache: CacheOutcome }> {
+  const { result: r, cache } = await callerResult(ctx, sql, maxRows, engine);
   const body =
     `{"columns":${JSON.stringify(r.columns)},"types":${JSON.stringify(r.types)},"rows":[${r.rowsJson}],` +
-    `"row_count":${r.row_count},"truncated":${r.truncated},"truncated_reason":${JSON.stringify(r.truncated_reason)},"max_rows":${r.max_rows}}`;
+    `"row_count":${r.row_count},"truncated":${r.truncated},"truncated_reason":${JSON.stringify(r.truncated_reason)},"max_rows":${r.max_rows},"engine":${JSON.stringify(engine)}}`;
   return { body, cache };
 }

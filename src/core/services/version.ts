@@ -12,6 +12,13 @@ export interface VersionInfo {
   synthetic: boolean;
   /** Present when one process serves several releases: each, newest (the default) first. */
   releases?: { release: string; idc_version: string; default: boolean }[];
+  /** The engines configured to answer, in the order the planner asks them. */
+  engines: string[];
+}
+
+/** The configured engines in the planner's order: the cohort index, Trino (asked when it serves this release), DuckDB. */
+export function enginesOf(ctx: AppContext): string[] {
+  return [...(ctx.config.cohortIndex === 'on' ? ['cohort-index'] : []), ...(ctx.config.trinoUrl ? ['trino'] : []), 'duckdb'];
 }
 
 export function version(ctx: AppContext): VersionInfo {
@@ -21,6 +28,7 @@ export function version(ctx: AppContext): VersionInfo {
     api_version: ctx.apiVersion,
     build: ctx.config.build || null,
     synthetic: ctx.dataset.synthetic,
+    engines: enginesOf(ctx),
   };
   if (ctx.served) v.releases = ctx.served.map((c, i) => ({ release: c.dataset.index_version, idc_version: c.dataset.release, default: i === 0 }));
   return v;

@@ -1,10 +1,12 @@
 // Links to the web DICOM viewers for a study or series: OHIF (v3 by default,
-// v2 on request) for radiology, Slim for slide microscopy.
+// v2 on request) for radiology, Slim for slide microscopy, VolView on request
+// (volview.ts).
 
 import type { AppContext } from '../context.ts';
 import { field, invalidQuery, msg, notFound, see } from '../errors.ts';
+import { volviewUrl } from './volview.ts';
 
-export const VIEWERS = ['ohif_v2', 'ohif_v3', 'slim'] as const;
+export const VIEWERS = ['ohif_v2', 'ohif_v3', 'slim', 'volview'] as const;
 export type Viewer = (typeof VIEWERS)[number];
 
 export interface ViewerRequest {
@@ -32,8 +34,8 @@ function isViewer(v: string): v is Viewer {
   return (VIEWERS as readonly string[]).includes(v);
 }
 
-/** The URL templates of the public viewers (identical to idc-index get_viewer_URL for DICOM UIDs). */
-export function viewerLink(base: string, viewer: Viewer, study: string, series: string | null): string {
+/** The URL templates of the public viewers (identical to idc-index get_viewer_URL for DICOM UIDs); VolView's names series folders instead (volview.ts). */
+export function viewerLink(base: string, viewer: Exclude<Viewer, 'volview'>, study: string, series: string | null): string {
   const st = encodeURIComponent(study);
   const se = series === null ? null : encodeURIComponent(series);
   switch (viewer) {
@@ -47,7 +49,7 @@ export function viewerLink(base: string, viewer: Viewer, study: string, series: 
 }
 
 /** The viewer a study opens in by default: Slim when it has a slide-microscopy (SM) series, else OHIF v3. */
-export function defaultViewer(studyModalities: readonly string[]): Viewer {
+export function defaultViewer(studyModalities: readonly string[]): Exclude<Viewer, 'volview'> {
   return studyModalities.includes('SM') ? 'slim' : 'ohif_v3';
 }
 
@@ -89,7 +91,7 @@ export async function viewerUrl(ctx: AppContext, req: ViewerRequest): Promise<Vi
   const modalities = rows.map((r) => r.Modality).filter((m): m is string => typeof m === 'string' && m !== '');
   const viewer: Viewer = requested ?? defaultViewer(modalities);
   return {
-    viewer_url: viewerLink(ctx.config.viewerBaseUrl, viewer, study!, series),
+    viewer_url: viewer === 'volview' ? await volviewUrl(ctx, study!, series) : viewerLink(ctx.config.viewerBaseUrl, viewer, study!, series),
     viewer,
     study_instance_uid: study!,
     series_instance_uid: series,

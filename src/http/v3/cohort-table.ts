@@ -27,9 +27,9 @@ const TableResponse = Type.Object({
   rows: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
     description:
       'collections: collection_id, patients, studies, series, size_MB, modalities, licenses; patients: collection_id, PatientID, PatientSex, studies, series, size_MB, modalities; ' +
-      'studies: collection_id, PatientID, StudyInstanceUID, StudyDate, StudyDescription, series, size_MB, modalities, viewer_url; ' +
-      'series: the identifiers, Modality, BodyPartExamined, SeriesDescription, SeriesNumber, SeriesDate, instanceCount, series_size_MB, license_short_name, viewer_url ' +
-      '(the link /v3/viewer-url gives: Slim for studies with slide microscopy, else OHIF v3).',
+      'studies: collection_id, PatientID, StudyInstanceUID, StudyDate, StudyDescription, series, size_MB, modalities, viewer_url, volview_url; ' +
+      'series: the identifiers, Modality, BodyPartExamined, SeriesDescription, SeriesNumber, SeriesDate, instanceCount, series_size_MB, license_short_name, viewer_url, volview_url ' +
+      '(the links /v3/viewer-url gives: viewer_url Slim for studies with slide microscopy, else OHIF v3; volview_url the VolView link, null for SM, XC or a study in several buckets).',
   }),
   total: Type.Integer({ description: 'Rows of the level in the cohort.' }),
   page: Type.Integer(),

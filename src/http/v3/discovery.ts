@@ -8,6 +8,7 @@ import { attributeValues, listAttributes } from '../../core/services/attributes.
 import { CommercialUse } from '../../contract/cohort-schemas.ts';
 import { applyLimit, restLimits } from '../../contract/limits.ts';
 import { errors } from './schemas.ts';
+import { immutableAnswer } from '../immutable-answer.ts';
 
 const NullableString = (description?: string) => Type.Union([Type.String(), Type.Null()], description ? { description } : {});
 
@@ -88,6 +89,7 @@ export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
     '/collections',
     {
       config: { cacheable: true },
+      compress: false, // sent pre-compressed (immutable-answer.ts)
       schema: {
         tags: ['discovery'],
         summary: 'List collections',
@@ -97,7 +99,7 @@ export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
         response: { 200: Type.Array(CollectionSummary) },
       },
     },
-    async () => listCollections(ctx),
+    immutableAnswer(ctx, listCollections),
   );
 
   const CollectionParams = Type.Object({
@@ -140,6 +142,7 @@ export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
     '/attributes',
     {
       config: { cacheable: true },
+      compress: false, // sent pre-compressed (immutable-answer.ts)
       schema: {
         tags: ['discovery'],
         summary: 'List filter attributes',
@@ -150,7 +153,7 @@ export async function discoveryRoutes(app: FastifyInstance): Promise<void> {
         response: { 200: Type.Array(AttributeInfo) },
       },
     },
-    async () => listAttributes(),
+    immutableAnswer(ctx, () => listAttributes()),
   );
 
   const ValuesParams = Type.Object({

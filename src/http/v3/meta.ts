@@ -13,6 +13,9 @@ const Version = Type.Object({
   api_version: Type.String({ description: "This server's software version." }),
   build: Type.Union([Type.String(), Type.Null()], { description: 'Build stamp of the deployment (IDQS_BUILD); null when none is set.' }),
   synthetic: Type.Boolean({ description: 'True when the served data is the generated demonstration dataset.' }),
+  engines: Type.Array(Type.String(), {
+    description: 'The engines configured to answer, in the order they are asked: cohort-index (in memory), trino (a cluster, when IDQS_TRINO_URL is set; asked only while it serves this release), duckdb (always last).',
+  }),
   releases: Type.Optional(
     Type.Array(Type.Object({ release: Type.String(), idc_version: Type.String(), default: Type.Boolean() }), {
       description: 'Present when the server serves several releases: each (the one above is the one asked for, by default the newest); GET /v3/releases has their totals.',

@@ -32,6 +32,13 @@ export async function sqlRoutes(app: FastifyInstance): Promise<void> {
           examples: [SQL_EXAMPLE.max_rows],
         }),
       ),
+      engine: Type.Optional(
+        Type.Union([Type.Literal('duckdb'), Type.Literal('trino')], {
+          description:
+            'Which engine runs it: duckdb (the default, embedded) or trino (the cluster of IDQS_TRINO_URL; a 503 when none is configured, a 503 with Retry-After when it is down). ' +
+            'Trino speaks its own SQL dialect; column names come back lower-cased; its answers are not cached.',
+        }),
+      ),
     },
     { additionalProperties: false, examples: [SQL_EXAMPLE] },
   );
@@ -53,6 +60,7 @@ export async function sqlRoutes(app: FastifyInstance): Promise<void> {
       description: `What cut the rows: max_rows, or max_bytes (the result's rows reached ${ctx.config.sqlMaxBytes} bytes of JSON, IDQS_SQL_MAX_BYTES: select fewer or narrower columns); null when the result is complete.`,
     }),
     max_rows: Type.Integer({ description: 'The row cap that was applied.' }),
+    engine: Type.Union([Type.Literal('duckdb'), Type.Literal('trino')], { description: 'The engine that ran the query.' }),
   });
 
   app.post<{ Body: Static<typeof SqlBody> }>(
@@ -78,7 +86,7 @@ export async function sqlRoutes(app: FastifyInstance): Promise<void> {
     async (req, reply) => {
       req.sqlLog = sqlLogValue(ctx, req.body.sql);
       // Above the ceiling is lowered (the body reports the cap applied in max_rows).
-      const { body, cache } = await runSqlJson(ctx, req.body.sql, applyLimit('max_rows', req.body.max_rows, limits.sqlRows).value);
+      const { body, cache } = await runSqlJson(ctx, req.body.sql, applyLimit('max_rows', req.body.max_rows, limits.sqlRows).value, req.body.engine ?? 'duckdb');
       // The rows are JSON text written by the SQL worker: sent as they are, never parsed and written again.
       return reply.type('application/json; charset=utf-8').header('X-Cache', cache).send(body);
     },

@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { listTables, tableSchema } from '../../core/services/tables.ts';
 import { errors } from './schemas.ts';
+import { immutableAnswer } from '../immutable-answer.ts';
 
 const TableList = Type.Object({
   tables: Type.Array(
@@ -39,6 +40,7 @@ export async function tableRoutes(app: FastifyInstance): Promise<void> {
     '/tables',
     {
       config: { cacheable: true },
+      compress: false, // sent pre-compressed (immutable-answer.ts)
       schema: {
         tags: ['query'],
         summary: 'List queryable tables',
@@ -49,7 +51,7 @@ export async function tableRoutes(app: FastifyInstance): Promise<void> {
         response: { 200: TableList },
       },
     },
-    async () => listTables(ctx),
+    immutableAnswer(ctx, listTables),
   );
 
   const TableParams = Type.Object({

@@ -95,7 +95,7 @@ export async function toolsRoutes(app: FastifyInstance): Promise<void> {
       ),
       viewer: Type.Optional(
         Type.String({
-          description: `One of ${VIEWERS.join(', ')} (case-sensitive). Default: slim when the study has a slide-microscopy (SM) series, else ohif_v3. Another value is a 400 invalid_query.`,
+          description: `One of ${VIEWERS.join(', ')} (case-sensitive). Default: slim when the study has a slide-microscopy (SM) series, else ohif_v3. volview links the series (the one given, or the study's) as ?urls=[s3://<bucket>/<crdc_series_uuid>,…]; SM or XC, or a study spread over several buckets, is a 422. Another value is a 400 invalid_query.`,
           examples: ['ohif_v3'],
         }),
       ),
@@ -113,7 +113,7 @@ export async function toolsRoutes(app: FastifyInstance): Promise<void> {
         description:
           'Link to the web DICOM viewer for a study or a series: OHIF v3 for radiology, Slim for slide microscopy (or the viewer requested). ' +
           'Give series_instance_uid, study_instance_uid, or both (then the series must be part of the study). ' +
-          `Neither, or an unknown viewer, is a 400; an unknown UID is a 404.${smHint}`,
+          `Neither, or an unknown viewer, is a 400; an unknown UID is a 404; viewer=volview for slide microscopy, photographs (XC) or a study in several buckets is a 422 saying why.${smHint}`,
         querystring: ViewerQuery,
         response: { 200: ViewerResult, ...errors(400, 404, 422) },
       },

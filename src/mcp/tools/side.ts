@@ -20,7 +20,7 @@ export function sideTools(): ToolDef[] {
       input: {
         series_instance_uid: Type.Optional(Type.String({ description: 'SeriesInstanceUID; its study is looked up.' })),
         study_instance_uid: Type.Optional(Type.String({ description: 'StudyInstanceUID; optional when series_instance_uid is given.' })),
-        viewer: Type.Optional(Type.String({ description: `One of ${VIEWERS.join(', ')}; default slim for slide microscopy, else ohif_v3.` })),
+        viewer: Type.Optional(Type.String({ description: `One of ${VIEWERS.join(', ')}; default slim for slide microscopy, else ohif_v3. volview links the series as s3 folders (not for SM, XC or a study in several buckets).` })),
       },
       run: (a, { ctx }) => viewerUrl(ctx, a),
     }),

@@ -22,8 +22,13 @@ export function sqlTools(limits: ToolLimits): ToolDef[] {
           description: "One SELECT/WITH statement, e.g. SELECT Modality, count(*) AS n FROM index GROUP BY 1 ORDER BY n DESC. List columns (STRING[]) need list_contains(column, 'value').",
         }),
         max_rows: Type.Optional(Type.Integer({ minimum: 1, description: `Most rows to return, default ${sqlRows.default}; values above ${sqlRows.cap} are lowered to ${sqlRows.cap}.` })),
+        engine: Type.Optional(
+          Type.Union([Type.Literal('duckdb'), Type.Literal('trino')], {
+            description: 'duckdb (default, the embedded engine) or trino (the configured Trino cluster, its own SQL dialect; column names lower-cased).',
+          }),
+        ),
       },
-      run: (a, { ctx }) => runSql(ctx, a.sql, applyLimit('max_rows', a.max_rows, sqlRows).value),
+      run: (a, { ctx }) => runSql(ctx, a.sql, applyLimit('max_rows', a.max_rows, sqlRows).value, a.engine ?? 'duckdb'),
     }),
   ];
 }

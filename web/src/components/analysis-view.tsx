@@ -59,6 +59,7 @@ export function AnalysisList(props: { facets: Facets | null; mode: CountMode; on
     },
     {
       key: 'collections',
+      priority: 2,
       heading: 'Source collections',
       sortValue: (r) => lower(r.collections),
       cell: (r) => (
@@ -67,9 +68,9 @@ export function AnalysisList(props: { facets: Facets | null; mode: CountMode; on
         </span>
       ),
     },
-    { key: 'modalities', heading: 'Modalities', sortValue: (r) => lower(r.modalities), cell: (r) => r.modalities ?? '—' },
-    { key: 'license', heading: 'License', sortValue: (r) => lower(r.license_short_name), cell: (r) => r.license_short_name ?? '—' },
-    { key: 'subjects', heading: 'Subjects', num: true, sortValue: (r) => r.subjects ?? -1, cell: (r) => (r.subjects === null ? '—' : fmtCount(r.subjects)) },
+    { key: 'modalities', priority: 3, heading: 'Modalities', sortValue: (r) => lower(r.modalities), cell: (r) => r.modalities ?? '—' },
+    { key: 'license', priority: 3, heading: 'License', sortValue: (r) => lower(r.license_short_name), cell: (r) => r.license_short_name ?? '—' },
+    { key: 'subjects', priority: 2, heading: 'Subjects', num: true, sortValue: (r) => r.subjects ?? -1, cell: (r) => (r.subjects === null ? '—' : fmtCount(r.subjects)) },
     {
       key: 'cohort',
       heading: `${props.mode} in cohort`,

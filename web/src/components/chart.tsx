@@ -3,10 +3,13 @@
 // The canvas is labelled, and a visually hidden table carries the same
 // numbers for screen readers. A chart that picks is operable from the
 // keyboard: arrows move between bars or slices (shown with their tooltip),
-// Enter or Space picks the one shown.
+// Enter or Space picks the one shown. Category labels wrap or end in "…"
+// after a whole word to fit the room the chart gives them (tick-labels.ts);
+// the tooltip shows them whole.
 
 import { useEffect, useRef } from 'preact/hooks';
-import { ArcElement, BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, PieController, Tooltip, type ChartConfiguration } from 'chart.js';
+import { ArcElement, BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, PieController, Tooltip, type ChartConfiguration, type LegendItem, type Plugin } from 'chart.js';
+import { canvasMeasure, fitLabel, type Measure } from '../tick-labels.ts';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, PieController, ArcElement, Tooltip, Legend);
 Chart.defaults.animation = false;
@@ -14,6 +17,28 @@ Chart.defaults.font.family = 'system-ui, -apple-system, "Segoe UI", Roboto, sans
 Chart.defaults.color = '#3b4453';
 
 export const PALETTE = ['#1f6feb', '#e36209', '#2da44e', '#8250df', '#cf222e', '#0a8a8a', '#bf8700', '#d63384', '#57606a', '#6e7bd9', '#a0a0a0'];
+
+const FONT_SIZE = 12;
+let measureOnce: Measure | null = null;
+const measure: Measure = (t) => (measureOnce ??= canvasMeasure(`${FONT_SIZE}px ${Chart.defaults.font.family}`))(t);
+
+/** Each draw leaves the category labels as drawn and the axis's right edge on the canvas (data-axis), for the layout test. */
+const recordAxis: Plugin = {
+  id: 'recordAxis',
+  afterDraw(chart) {
+    const y = chart.scales.y;
+    if (chart.options.indexAxis !== 'y' || !y) return;
+    const lines = y.ticks.map((t) => (Array.isArray(t.label) ? t.label : [String(t.label)]));
+    chart.canvas.dataset.axis = JSON.stringify({ right: y.right, font: `${FONT_SIZE}px ${Chart.defaults.font.family}`, lines });
+  },
+};
+
+/** A legend entry on one line: the label shortened after a whole word, its share ("(12%)") kept. */
+function legendText(text: string, width: number): string {
+  const share = / \([^()]*%\)$/.exec(text)?.[0] ?? '';
+  const head = text.slice(0, text.length - share.length);
+  return fitLabel(head, width - measure(share), measure, 1)[0]! + share;
+}
 
 export interface Series {
   label: string;
@@ -41,6 +66,8 @@ export function ChartView(props: ChartProps) {
 
   useEffect(() => {
     const pie = props.kind === 'pie';
+    // A pie's legend goes below it when the card is narrow, so its labels get the card's width.
+    const wide = (canvas.current?.parentElement?.clientWidth ?? 0) >= 480;
     const config: ChartConfiguration = {
       type: pie ? 'pie' : 'bar',
       data: {
@@ -62,14 +89,39 @@ export function ChartView(props: ChartProps) {
         responsive: true,
         indexAxis: props.kind === 'hbar' ? 'y' : 'x',
         plugins: {
-          legend: { display: !props.mini && (pie || props.series.length > 1), position: pie ? 'right' : 'top', labels: { boxWidth: 12 } },
+          legend: {
+            display: !props.mini && (pie || props.series.length > 1),
+            position: pie && wide ? 'right' : pie ? 'bottom' : 'top',
+            labels: {
+              boxWidth: 12,
+              generateLabels: (c: Chart): LegendItem[] =>
+                Chart.overrides.pie.plugins.legend.labels
+                  .generateLabels(c)
+                  .map((item) => ({ ...item, text: legendText(item.text, (wide ? c.width / 2 : c.width) - 48) })),
+            },
+          },
           tooltip: { enabled: true },
         },
         scales: pie
           ? {}
           : {
               x: { grid: { display: props.kind !== 'bar' }, ticks: props.mini ? { maxRotation: 0, autoSkipPadding: 12, font: { size: 10 } } : {} },
-              y: { grid: { display: props.kind === 'bar' }, beginAtZero: true, ticks: props.mini ? { maxTicksLimit: 3, font: { size: 10 } } : {} },
+              y: {
+                grid: { display: props.kind === 'bar' },
+                beginAtZero: true,
+                ticks: props.mini
+                  ? { maxTicksLimit: 3, font: { size: 10 } }
+                  : props.kind === 'hbar'
+                    ? {
+                        autoSkip: false,
+                        font: { size: FONT_SIZE },
+                        // Chart.js gives a side axis at most half the chart's width.
+                        callback(value) {
+                          return fitLabel(this.getLabelForValue(Number(value)), this.chart.width / 2 - 14, measure);
+                        },
+                      }
+                    : {},
+              },
             },
         onClick: (_e, elements) => {
           const el = elements[0];
@@ -86,7 +138,7 @@ export function ChartView(props: ChartProps) {
       chart.current.update('none');
     } else {
       chart.current?.destroy();
-      chart.current = new Chart(canvas.current!, config);
+      chart.current = new Chart(canvas.current!, { ...config, plugins: [recordAxis] });
     }
   }, [props.kind, props.mini, JSON.stringify(props.labels), JSON.stringify(props.series)]);
 

@@ -58,7 +58,7 @@ function rank(name: string): number {
 function TermChart(props: Props & { attr: AttributeInfo; facet: TermFacet }) {
   const [kind, setKind] = useState<'hbar' | 'pie'>('hbar');
   const bars = useBars(props.attr.name, props.facet, props.filter, props.mode, TOP);
-  const labels = bars.map((b) => (b.others ? b.label : short(b.label || '(empty)')));
+  const labels = bars.map((b) => (b.others ? b.label : b.label || '(empty)'));
   const data = bars.map((b) => b.count);
   const whole = data.reduce((a, b) => a + b, 0);
   const merged = bars.filter((b) => !b.others && b.values.length > 1);
@@ -84,7 +84,7 @@ function TermChart(props: Props & { attr: AttributeInfo; facet: TermFacet }) {
           title={title}
           labels={labels.map((l, i) => (kind === 'pie' ? `${l} (${percent(data[i]!, whole)})` : l))}
           series={[{ label: props.mode, values: data, color: kind === 'pie' ? labels.map((_, i) => PALETTE[i % PALETTE.length]!) : '#1f6feb' }]}
-          height={kind === 'pie' ? 220 : Math.max(110, Math.min(300, 24 * labels.length + 50))}
+          height={kind === 'pie' ? 220 : Math.max(110, Math.min(380, 30 * labels.length + 50))}
           onPick={(i) => {
             const b = bars[i];
             if (!b || b.others) return;

@@ -61,7 +61,9 @@ export function CollectionsList(props: ListProps) {
       {x ?? '—'}
     </span>
   );
+  // The action column first, then columns by how much a researcher needs them: the rest yield on narrow cards.
   const columns: Column<CollectionInfo>[] = [
+    { key: 'cart', heading: 'Cart', cell: (c) => <CartToggle kind="collections" id={c.collection_id} release={props.release} /> },
     {
       key: 'name',
       heading: 'Collection',
@@ -75,11 +77,11 @@ export function CollectionsList(props: ListProps) {
         </>
       ),
     },
-    { key: 'cancer', heading: 'Cancer type', sortValue: (c) => lower(c.cancer_types), cell: (c) => clamp(c.cancer_types) },
-    { key: 'location', heading: 'Tumor location', sortValue: (c) => lower(c.tumor_locations), cell: (c) => clamp(c.tumor_locations) },
-    { key: 'species', heading: 'Species', sortValue: (c) => lower(c.species), cell: (c) => c.species ?? '—' },
-    { key: 'program', heading: 'Program', sortValue: (c) => lower(c.program_id), cell: (c) => c.program_id ?? '—' },
-    { key: 'subjects', heading: 'Subjects', num: true, sortValue: (c) => c.subjects ?? -1, cell: (c) => (c.subjects === null ? '—' : fmtCount(c.subjects)) },
+    { key: 'cancer', priority: 2, heading: 'Cancer type', sortValue: (c) => lower(c.cancer_types), cell: (c) => clamp(c.cancer_types) },
+    { key: 'location', priority: 3, heading: 'Tumor location', sortValue: (c) => lower(c.tumor_locations), cell: (c) => clamp(c.tumor_locations) },
+    { key: 'species', priority: 4, heading: 'Species', sortValue: (c) => lower(c.species), cell: (c) => c.species ?? '—' },
+    { key: 'program', priority: 3, heading: 'Program', sortValue: (c) => lower(c.program_id), cell: (c) => c.program_id ?? '—' },
+    { key: 'subjects', priority: 2, heading: 'Subjects', num: true, sortValue: (c) => c.subjects ?? -1, cell: (c) => (c.subjects === null ? '—' : fmtCount(c.subjects)) },
     {
       key: 'cohort',
       heading: `${cap(props.mode)} in cohort`,
@@ -89,14 +91,14 @@ export function CollectionsList(props: ListProps) {
     },
     {
       key: 'total',
+      priority: 2,
       heading: `${cap(props.mode)} in release`,
       num: true,
       sortValue: (c) => total?.get(c.collection_id) ?? 0,
       cell: (c) => <span data-in-release={total?.get(c.collection_id) ?? ''}>{total ? fmtCount(total.get(c.collection_id) ?? 0) : '…'}</span>,
     },
-    { key: 'licenses', heading: 'Licenses', cell: (c) => licensesOf(c) || '—' },
-    { key: 'supporting', heading: 'Supporting data', cell: (c) => c.supporting_data ?? '—' },
-    { key: 'cart', heading: 'Cart', cell: (c) => <CartToggle kind="collections" id={c.collection_id} release={props.release} /> },
+    { key: 'licenses', priority: 3, heading: 'Licenses', cell: (c) => licensesOf(c) || '—' },
+    { key: 'supporting', priority: 4, heading: 'Supporting data', cell: (c) => c.supporting_data ?? '—' },
     {
       key: 'in-cart',
       heading: '# series in cart',

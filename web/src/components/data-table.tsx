@@ -1,7 +1,7 @@
 // A table of the cohort's collections, patients, studies or series, paged
 // and sorted on the server (POST /v3/cohort/table). Column headers sort
 // (click again to reverse); studies and series open in the viewer
-// /v3/viewer-url picks; identifiers can be copied. The previous page stays
+// /v3/viewer-url picks (and in VolView where it can open them); identifiers can be copied. The previous page stays
 // visible while the next one loads.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -166,6 +166,11 @@ export function DataTable(props: { level: Level; filter: Filter; release: string
                         ) : (
                           '—'
                         )}
+                        {typeof r.volview_url === 'string' ? (
+                          <a class="viewer alt" href={r.volview_url} target="_blank" rel="noopener noreferrer" data-volview-for={String(r.SeriesInstanceUID ?? r.StudyInstanceUID)}>
+                            VolView ↗
+                          </a>
+                        ) : null}
                       </td>
                     ) : null}
                     <td data-action-col>

@@ -1,7 +1,9 @@
 // The scaffolding of a searchable, sortable list of things (collections,
 // analysis results): a heading, a search box, optional controls, a count of
 // what is shown, and a table whose column headers sort. Each list says what
-// its columns are; this draws them.
+// its columns are; this draws them. A column may yield: on a narrow card
+// the columns of lower priority leave first (styles.css, .yield), so the
+// ones that stay fit the card and the action columns never leave it.
 
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
@@ -11,6 +13,8 @@ export interface Column<T> {
   key: string;
   heading: string;
   num?: boolean;
+  /** 1 (or absent): always shown; 2 to 4: hidden, highest first, as the card narrows. */
+  priority?: 1 | 2 | 3 | 4;
   /** Absent: the column does not sort. */
   sortValue?: (row: T) => string | number;
   cell: (row: T) => ComponentChildren;
@@ -35,6 +39,12 @@ export interface ListViewProps<T> {
   controls?: ComponentChildren;
   /** Rows left out before searching (e.g. not in the cohort). */
   keep?: (row: T) => boolean;
+}
+
+/** A cell's classes: numeric alignment and its priority (prio-2 to prio-4 yield). */
+function cls<T>(c: Column<T>): string | undefined {
+  const names = [c.num ? 'num' : '', c.priority && c.priority > 1 ? `prio-${c.priority}` : ''].filter((x) => x !== '');
+  return names.length > 0 ? names.join(' ') : undefined;
 }
 
 export function ListView<T>(props: ListViewProps<T>) {
@@ -71,13 +81,13 @@ export function ListView<T>(props: ListViewProps<T>) {
           {fmtCount(rows.length)} of {fmtCount(props.rows.length)} {props.noun}
         </span>
       </div>
-      <div class="scroll-x">
+      <div class="scroll-x yield">
         <table class="data">
           <thead>
             <tr>
               {props.columns.map((c) =>
                 c.sortValue ? (
-                  <th key={c.key} scope="col" class={c.num ? 'num' : undefined} aria-sort={sort.key === c.key ? (sort.desc ? 'descending' : 'ascending') : 'none'}>
+                  <th key={c.key} scope="col" class={cls(c)} aria-sort={sort.key === c.key ? (sort.desc ? 'descending' : 'ascending') : 'none'}>
                     <button type="button" class="sort" data-sort={c.key} onClick={() => setSort((s) => ({ key: c.key, desc: s.key === c.key ? !s.desc : !!c.num }))}>
                       {c.heading}
                       <span aria-hidden="true" class="arrow">
@@ -86,7 +96,7 @@ export function ListView<T>(props: ListViewProps<T>) {
                     </button>
                   </th>
                 ) : (
-                  <th key={c.key} scope="col" class={c.num ? 'num' : undefined}>
+                  <th key={c.key} scope="col" class={cls(c)}>
                     {c.heading}
                   </th>
                 ),
@@ -97,7 +107,7 @@ export function ListView<T>(props: ListViewProps<T>) {
             {rows.map((r) => (
               <tr key={props.rowKey(r)} {...props.rowAttrs?.(r)}>
                 {props.columns.map((c) => (
-                  <td key={c.key} class={c.num ? 'num' : undefined}>
+                  <td key={c.key} class={cls(c)}>
                     {c.cell(r)}
                   </td>
                 ))}

@@ -3,6 +3,7 @@
 // and a filter asked again (an explorer refreshing, a benchmark, an agent
 // retrying) costs a lookup instead of a pass over the rows.
 
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { CohortIndex } from './build.ts';
 import { bitTotals, bitTotalsReady, prepareBitTotals } from './bit-totals.ts';
@@ -27,6 +28,21 @@ export function canonical(applied: FiltersApplied): string {
   ];
   const subs = applied.any_of?.map(part);
   return JSON.stringify(subs && subs.length > 0 ? [...part(applied), subs] : part(applied));
+}
+
+/** Most term values of a filter keyed by its canonical form. Past them the key is a digest of the filter as given: a
+ * pasted list of 45,000 PatientIDs took longer to sort than to count, and 5,000 keys of a megabyte each would hold
+ * gigabytes. (The same list in another order is then another key: it is counted again, never answered wrongly.) */
+export const MAX_KEY_VALUES = 1000;
+
+/** The key an answer of this filter is kept under. */
+export function answerKey(applied: FiltersApplied): string {
+  let n = 0;
+  for (const a of [applied, ...(applied.any_of ?? [])]) {
+    for (const vs of Object.values(a.terms)) n += vs.length;
+    for (const vs of Object.values(a.all_terms ?? {})) n += vs.length;
+  }
+  return n > MAX_KEY_VALUES ? `#${createHash('sha256').update(JSON.stringify(applied)).digest('base64')}` : canonical(applied);
 }
 
 /** Answers kept per index: a few hundred bytes each. */
@@ -58,7 +74,7 @@ export function indexTotals(ix: CohortIndex, applied: FiltersApplied): Totals | 
     st = { answers: new LRUCache({ max: KEPT }), scratch: new Uint32Array(words), sparse: { words: new Uint32Array(words), summary: new Uint32Array(summaryFor(words)) } };
     states.set(ix, st);
   }
-  const key = canonical(applied);
+  const key = answerKey(applied);
   const kept = st.answers.get(key);
   if (kept) return kept;
   const sel = selectSparse(ix, applied, st.scratch, st.sparse);

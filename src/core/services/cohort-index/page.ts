@@ -1,10 +1,12 @@
 // A page of a selection in manifest order, and the rows' details fetched from
-// the engine by row id (never by running the filter again).
+// the engine by row id (never by running the filter again), or from the rows
+// kept by an earlier page (row-cache.ts).
 
 import type { AppContext } from '../../context.ts';
 import type { Row } from '../../engine/engine.ts';
 import type { CohortIndex } from './build.ts';
 import type { Selection } from './evaluate.ts';
+import { copyRow, rowCacheOf, rowKey } from './row-cache.ts';
 
 /** Size of a selection. */
 export function sizeOf(ix: CohortIndex, sel: Selection | 'all'): number {
@@ -27,12 +29,31 @@ export function pagePositions(ix: CohortIndex, sel: Selection | 'all', offset: n
 }
 
 /**
- * The rows at these positions, in the same order, with the given SELECT list.
- * Bounding the row ids lets the engine read only the row groups that hold them.
+ * The rows at these positions, in the same order, with the given SELECT list:
+ * kept rows from the row cache, the others read from the engine by row id
+ * (bounding the row ids lets it read only the row groups that hold them).
  */
 export async function rowsAt(ctx: AppContext, ix: CohortIndex, positions: Uint32Array, select: string): Promise<Row[]> {
   if (positions.length === 0) return [];
   const ids = Array.from(positions, (p) => ix.rowidOf[p]!);
+  const cache = rowCacheOf(ctx, ix);
+  const out: (Row | undefined)[] = ids.map((id) => cache?.get(rowKey(select, id)));
+  const missing = ids.filter((_, i) => out[i] === undefined);
+  if (missing.length > 0) {
+    const read = await readRows(ctx, missing, select);
+    ids.forEach((id, i) => {
+      if (out[i] !== undefined) return;
+      const r = read.get(id);
+      if (!r) throw new Error(`cohort index: row ${id} of "index" was not found`);
+      cache?.set(rowKey(select, id), r);
+      out[i] = r;
+    });
+  }
+  return out.map((r) => copyRow(r!));
+}
+
+/** Rows of `index` by row id, read in one query. */
+async function readRows(ctx: AppContext, ids: number[], select: string): Promise<Map<number, Row>> {
   let lo = ids[0]!;
   let hi = ids[0]!;
   for (const id of ids) {
@@ -50,9 +71,5 @@ export async function rowsAt(ctx: AppContext, ix: CohortIndex, positions: Uint32
     const { __rowid, ...rest } = r;
     byId.set(Number(__rowid), rest);
   }
-  return ids.map((id) => {
-    const r = byId.get(id);
-    if (!r) throw new Error(`cohort index: row ${id} of "index" was not found`);
-    return r;
-  });
+  return byId;
 }

@@ -7,7 +7,6 @@
 // budget (IDQS_FACET_SLOTS at once, a bounded queue): a burst of uncached
 // requests waits or is refused instead of taking the event loop in turn.
 
-import { LRUCache } from 'lru-cache';
 import { releaseContext, type AppContext } from '../../context.ts';
 import { detached, forCaller } from '../../engine/work.ts';
 import { didYouMean, field, invalidQuery, invalidRequest, msg, see } from '../../errors.ts';
@@ -16,9 +15,10 @@ import { ATTRIBUTES, ATTRIBUTE_BY_NAME } from '../../registry/attributes.ts';
 import { qi } from '../../registry/tables.ts';
 import { suggest } from '../../suggest.ts';
 import { answer } from '../../planner/plan.ts';
+import { jsonBytes, PromiseCache } from '../bounded-cache.ts';
 import { countsFromRow, type Counts } from '../version.ts';
 import { collectionClause, countCollections } from './collection-facets.ts';
-import { canonical } from '../cohort-index/answers.ts';
+import { answerKey } from '../cohort-index/answers.ts';
 import { readyCohortIndex, type CohortIndex } from '../cohort-index/build.ts';
 import { rangeBounds } from '../cohort-index/evaluate.ts';
 import { findString } from '../cohort-index/identifiers.ts';
@@ -45,12 +45,13 @@ const FACET_NAMES = ATTRIBUTES.map((a) => a.name);
 
 export { facetTable, warmFacets } from './table.ts';
 
-const caches = new WeakMap<AppContext, LRUCache<string, Promise<Computed>>>();
+const caches = new WeakMap<AppContext, PromiseCache<Computed>>();
 
-function cacheOf(ctx: AppContext): LRUCache<string, Promise<Computed>> {
+/** The release's facet answers, bounded by IDQS_FACET_CACHE_MB (an answer of every attribute is some tens of KB). */
+export function facetCacheOf(ctx: AppContext): PromiseCache<Computed> {
   let c = caches.get(releaseContext(ctx));
   if (!c) {
-    c = new LRUCache({ max: 500 });
+    c = new PromiseCache<Computed>(ctx.config.facetCacheMb * 1024 * 1024, jsonBytes);
     caches.set(releaseContext(ctx), c);
   }
   return c;
@@ -313,22 +314,18 @@ export async function cohortFacets(ctx: AppContext, req: FacetsRequest): Promise
     );
   }
   const warnings = [...compiled.warnings];
-  const cache = cacheOf(ctx);
-  const key = `${ctx.dataset.identity}\n${JSON.stringify([mode, limit, attributes])}\n${canonical(compiled.filters_applied)}`;
-  let p = cache.get(key);
-  if (!p) {
-    // Shared by every request for the same facets: detached from the one that starts it.
-    p = detached(async () => {
+  const key = `${ctx.dataset.identity}\n${JSON.stringify([mode, limit, attributes])}\n${answerKey(compiled.filters_applied)}`;
+  // Shared by every request for the same facets: detached from the one that starts it.
+  const p = facetCacheOf(ctx).get(key, () =>
+    detached(async () => {
       const slot = await ctx.engine.facets.acquire();
       try {
         return await compute(ctx, compiled, attributes, mode, limit);
       } finally {
         slot.release();
       }
-    });
-    cache.set(key, p);
-    p.catch(() => cache.delete(key));
-  }
+    }),
+  );
   const { totals, facets } = await forCaller(p);
   return { count: mode, totals, facets, filters_applied: compiled.filters_applied, warnings };
 }
