@@ -1,13 +1,14 @@
 // The steps of cluster.sh that speak Trino's HTTP protocol or read Parquet:
 //   rules [--setup-user U]   print the access-control rules (U may write while tables are registered)
 //   ready --nodes N          wait until N nodes are active and a query runs
-//   register ...             register the release folder's Parquet files as external Hive tables
+//   register ...             register the release folder's Parquet files (and its full metadata export's
+//                            table folders) as external Hive tables
 //   locked ...               wait until the read-only rules refuse the setup user's writes
 // Plain JavaScript on Node's fetch, so cluster.sh needs no build of the service.
 
 /* global fetch, setTimeout */
-import { copyFileSync, linkSync, mkdirSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { DuckDBInstance, DuckDBTypeId } from '@duckdb/node-api';
 
 const [cmd, ...rest] = process.argv.slice(2);
@@ -71,30 +72,51 @@ function trinoType(t) {
   }
 }
 
+/**
+ * What a release folder holds as tables: each top-level Parquet file (idc_index is the service's
+ * "index"), and each table folder of the full metadata export (bigquery_export/idc_v<N>/<table>/, in
+ * parts), under the table's own name.
+ */
+function releaseTables(dir) {
+  const out = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.parquet')).sort()) {
+    const base = file.slice(0, -'.parquet'.length);
+    out.push({ table: base === 'idc_index' ? 'index' : base, files: [join(dir, file)] });
+  }
+  const exportDir = join(dir, 'bigquery_export');
+  if (existsSync(exportDir)) {
+    for (const version of readdirSync(exportDir).filter((v) => /^idc_v\d+$/.test(v)).sort()) {
+      for (const table of readdirSync(join(exportDir, version)).sort()) {
+        const tableDir = join(exportDir, version, table);
+        if (!statSync(tableDir).isDirectory()) continue;
+        const parts = readdirSync(tableDir).filter((f) => f.endsWith('.parquet')).sort();
+        if (parts.length > 0) out.push({ table, files: parts.map((f) => join(tableDir, f)) });
+      }
+    }
+  }
+  return out.filter(({ table }) => /^[a-z][a-z0-9_]*$/.test(table));
+}
+
 async function register() {
   const { catalog, schema, user } = opts;
   const db = await DuckDBInstance.create(':memory:');
   const conn = await db.connect();
   await query(`CREATE SCHEMA IF NOT EXISTS ${catalog}.${schema}`, user);
-  const files = readdirSync(opts['release-dir']).filter((f) => f.endsWith('.parquet')).sort();
-  for (const file of files) {
-    const base = file.slice(0, -'.parquet'.length);
-    // The release's idc_index is the service's table "index"; the other files keep their names.
-    const table = base === 'idc_index' ? 'index' : base;
-    if (!/^[a-z][a-z0-9_]*$/.test(table)) continue;
-    const path = join(opts['release-dir'], file);
-    const reader = await conn.runAndReadAll(`SELECT * FROM read_parquet('${path.replaceAll("'", "''")}') LIMIT 0`);
+  for (const { table, files } of releaseTables(opts['release-dir'])) {
+    const reader = await conn.runAndReadAll(`SELECT * FROM read_parquet('${files[0].replaceAll("'", "''")}') LIMIT 0`);
     const cols = reader.columnNames().map((n, i) => [n, trinoType(reader.columnTypes()[i])]);
     const skipped = cols.filter(([, t]) => !t).map(([n]) => n);
     if (skipped.length > 0) console.error(`${table}: columns of types Trino's Hive tables cannot declare left out: ${skipped.join(', ')}`);
-    // Hive tables are folders: the table's folder holds a hard link to the release's file (a copy
+    // Hive tables are folders: the table's folder holds hard links to the release's files (copies
     // across file systems); Trino's local file system reads a symbolic link's own size, not its target's.
     const dir = join(opts['tables-dir'], table);
     mkdirSync(dir, { recursive: true });
-    try {
-      linkSync(path, join(dir, file));
-    } catch {
-      copyFileSync(path, join(dir, file));
+    for (const path of files) {
+      try {
+        linkSync(path, join(dir, basename(path)));
+      } catch {
+        copyFileSync(path, join(dir, basename(path)));
+      }
     }
     const columns = cols.filter(([, t]) => t).map(([n, t]) => `"${n.replaceAll('"', '""')}" ${t}`).join(', ');
     await query(
@@ -102,7 +124,7 @@ async function register() {
       user,
     );
     const [[n]] = await query(`SELECT count(*) FROM ${catalog}.${schema}."${table}"`);
-    console.error(`registered ${table}: ${n} rows`);
+    console.error(`registered ${table}: ${n} rows in ${files.length} file(s)`);
   }
   conn.closeSync();
   db.closeSync();
