@@ -119,6 +119,9 @@ EOF
     echo "query.max-memory=1GB"
     echo "query.max-memory-per-node=400MB"
     echo "task.concurrency=2"
+    # A worker that dies fails its queries within seconds (a clear error to retry), not after a minute.
+    echo "query.remote-task.max-error-duration=10s"
+    echo "exchange.max-error-duration=10s"
     if [ "$coordinator" = true ]; then
       echo "node-scheduler.include-coordinator=$([ "$workers" -eq 0 ] && echo true || echo false)"
       echo "query.min-expire-age=5m"
