@@ -2,10 +2,13 @@
 // started once for the file by deploy/trino/cluster.sh over the test dataset's
 // Parquet): the cohort questions answered by Trino equal DuckDB's answers and
 // SQL written here; caller SQL on either engine; and the faults: a cluster
-// stopped, a query over its limits, a client that leaves.
+// stopped, a worker killed mid-query, a query over its limits, a client that leaves.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { startServer, testDataset, type TestServer } from './fixture.ts';
 import { filterArb, referenceCounts, sampleOf, unionArb, type Filter } from './cohort-index-support.ts';
@@ -48,7 +51,7 @@ async function bodyOf(s: TestServer, path: string, body: unknown): Promise<{ sta
 
 test('cohort questions answered by Trino equal DuckDB\'s answers and SQL written here', async () => {
   const sample = await sampleOf(duck.ctx);
-  const filters: Filter[] = [{ terms: {}, ranges: {} }, ...fc.sample(fc.oneof(filterArb(sample, 3), unionArb(sample)), { numRuns: 10, seed: 37 })];
+  const filters: Filter[] = [{ terms: {}, ranges: {} }, ...fc.sample(fc.oneof(filterArb(sample, 3), unionArb(sample)), { numRuns: 7, seed: 37 })];
   const reference = await referenceCounts(duck.ctx, filters, 1);
   const before = trinoAnswers();
   let asked = 0;
@@ -153,12 +156,11 @@ test('engine "trino" without a cluster is a 503 naming the setting; an unknown e
 
 /** Queries of the cluster whose text holds `marker`, with their state (asked of Trino itself). */
 async function queriesWith(marker: string): Promise<{ state: string; error: string | null }[]> {
-  const { runTrino } = await import('../src/core/engine/trino/client.ts');
-  const r = await runTrino(
-    { url: cluster.url, catalog: 'system', schema: 'runtime', user: 'idqs' },
-    `SELECT state, error_code FROM system.runtime.queries WHERE strpos(query, '${marker}') > 0 AND strpos(query, 'system.runtime.queries') = 0`,
-  );
-  return r.rows.map((row) => ({ state: String(row[0]), error: row[1] === null ? null : String(row[1]) }));
+  // The coordinator's REST list, not system.runtime.queries: a SQL query needs a worker, and one test kills it.
+  const r = await fetch(`${cluster.url}/v1/query`, { headers: { 'X-Trino-User': 'idqs' } });
+  assert.equal(r.status, 200, `GET /v1/query: ${r.status}`);
+  const list = (await r.json()) as { query: string; state: string; errorCode?: { name: string } }[];
+  return list.filter((q) => q.query.includes(marker)).map((q) => ({ state: q.state, error: q.errorCode?.name ?? null }));
 }
 
 /** A query that runs for minutes on the test data (a triple cross join), marked to be found. */
@@ -203,6 +205,36 @@ test('a query over its limits is killed by Trino and answers with its reason', a
     assert.ok(q.every((x) => x.state === 'FAILED'), JSON.stringify(q));
   } finally {
     await tight.close();
+  }
+});
+
+/** The pid of a node of the cluster (cluster.sh keeps the launcher's pid file in its state folder). */
+function nodePid(name: string): number {
+  const home = process.env.IDQS_TRINO_HOME ?? join(homedir(), '.cache', 'idqs-trino');
+  return Number(readFileSync(join(home, `cluster-${PORT}`, name, 'launcher.pid'), 'utf8').trim());
+}
+
+// Next to last: it leaves the cluster without a worker.
+test('a worker killed mid-query: a 503 naming Trino, never a partial answer; nothing left running; cohort questions still answer as DuckDB does or say Trino is down', async () => {
+  const marker = `kill-${process.pid}-${Date.now()}`;
+  const asked = sqlOf(trino, { sql: slow(marker), engine: 'trino' });
+  const until = Date.now() + 30_000;
+  while (!(await queriesWith(marker)).some((q) => q.state === 'RUNNING') && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+  process.kill(nodePid('worker1'), 'SIGKILL');
+  const r = await asked;
+  assert.equal(r.status, 503, JSON.stringify(r.body));
+  assert.equal(r.body.rows, undefined, 'no rows at all, not some of them');
+  assert.match(String((r.body.error as { message: string }).message), /Trino \(IDQS_TRINO_URL\) cannot answer now/);
+  assert.ok(Number(r.headers.get('retry-after')) > 0, 'Retry-After');
+  const q = await settled(marker);
+  assert.ok(q.length === 1 && q[0]!.state === 'FAILED', JSON.stringify(q));
+  for (const f of [{}, { terms: { Modality: ['MR'] } }]) {
+    const [a, b] = await Promise.all([bodyOf(duck, '/v3/cohort/counts', f), bodyOf(trino, '/v3/cohort/counts', f)]);
+    if (b.status === 200) assert.deepEqual(b, a);
+    else {
+      assert.equal(b.status, 503, JSON.stringify(b.body));
+      assert.match(JSON.stringify(b.body), /Trino/);
+    }
   }
 });
 

@@ -125,6 +125,8 @@ EOF
     if [ "$coordinator" = true ]; then
       echo "node-scheduler.include-coordinator=$([ "$workers" -eq 0 ] && echo true || echo false)"
       echo "query.min-expire-age=5m"
+      # With no worker alive a query waits this long for one, then fails (a 503 to retry), not five minutes.
+      echo "query-manager.required-workers-max-wait=10s"
     fi
   } > "$etc/config.properties"
   cat > "$etc/catalog/$CATALOG.properties" << EOF

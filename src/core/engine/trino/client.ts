@@ -121,7 +121,10 @@ export async function runTrino(t: TrinoTarget, sql: string, o: TrinoOptions = {}
     if (body.error) {
       const name = body.error.errorName ?? 'UNKNOWN';
       const message = body.error.message ?? 'query failed';
-      if (NOT_READY.has(name)) throw new TrinoUnavailable(`Trino is not ready: ${message}`);
+      // No worker to schedule on (all died or none joined yet) is the cluster's state, not the query's fault.
+      if (NOT_READY.has(name) || (name === 'GENERIC_INSUFFICIENT_RESOURCES' && /^Insufficient active worker nodes/.test(message))) {
+        throw new TrinoUnavailable(`Trino is not ready: ${message}`);
+      }
       throw new TrinoQueryFailed(name, body.error.errorType ?? 'UNKNOWN', message, body.id);
     }
     if (body.columns) columns = body.columns;
