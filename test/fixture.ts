@@ -53,8 +53,16 @@ export function testDataset(): Promise<TestDataset> {
       mkdirSync(tmp, { recursive: true });
       await generate({ scale: TEST_SCALE, seed: TEST_SEED, out: join(tmp, 'data'), instances: true });
       await build({ from: join(tmp, 'data'), db: join(tmp, 'test.duckdb') });
-      rmSync(base, { recursive: true, force: true });
-      renameSync(tmp, base);
+      // Test files run in parallel processes: the first to finish puts its copy in place, the others
+      // discard theirs rather than delete a dataset another process is reading.
+      const complete = () => existsSync(join(folder, 'dataset.json')) && existsSync(db);
+      if (!complete()) rmSync(base, { recursive: true, force: true });
+      try {
+        renameSync(tmp, base);
+      } catch (e) {
+        if (!complete()) throw e;
+      }
+      rmSync(tmp, { recursive: true, force: true });
     }
     return { folder, db };
   })();
