@@ -147,6 +147,17 @@ test('the manifest the export tab downloads is manifest.txt for the same cohort 
   assert.equal(got, want);
   // Saved under the name its own first line runs it with.
   assert.equal(download.suggestedFilename(), /run (\S+)$/.exec(want.split('\n')[0]!)![1]);
+  // A table of chosen columns: what manifest.txt gives for the same format and columns.
+  await b.page.locator('select[name=format]').selectOption('csv');
+  await b.page.locator('input[name=columns]').fill('SeriesInstanceUID, Modality, url');
+  const [table] = await Promise.all([b.page.waitForEvent('download'), b.page.locator('[data-action="download-manifest"]').click()]);
+  const wantCsv = await (
+    await s.post('/v3/cohort/manifest.txt', { filters: { terms: { collection_id: [coll], Modality: ['CT'] } }, source: 'cloud2', format: 'csv', columns: ['SeriesInstanceUID', 'Modality', 'url'] })
+  ).text();
+  assert.ok(wantCsv.startsWith('SeriesInstanceUID,Modality,url\n'));
+  assert.equal(readFileSync((await table.path())!, 'utf8'), wantCsv);
+  assert.match(table.suggestedFilename(), /^manifest_.*_gcs\.csv$/);
+  await b.page.locator('select[name=format]').selectOption('s5cmd');
   // The downloader command of the manifest payload is shown as the API returns it.
   await b.page.locator('#cmd-idqs').waitFor();
   const payload = (await (await s.post('/v3/cohort/manifest', { filters: { terms: { collection_id: [coll], Modality: ['CT'] } }, include_rows: false })).json()) as {

@@ -384,7 +384,7 @@ test('manifest.txt: an unknown source is 400 listing the allowed values', async 
   assert.equal(body.error.code, 'invalid_query');
   assert.match(body.error.message, /"azure"/);
   for (const v of ['cloud1', 'cloud2', 'aws', 'gcs']) assert.match(body.error.message, new RegExp(`\\b${v}\\b`));
-  const fmt = await json<ErrorBody>(await s.post('/v3/cohort/manifest.txt', { filters: NLST_CT, format: 'csv' }), 400);
+  const fmt = await json<ErrorBody>(await s.post('/v3/cohort/manifest.txt', { filters: NLST_CT, format: 'xml' }), 400);
   assert.match(fmt.error.message, /urls, s5cmd/);
 });
 

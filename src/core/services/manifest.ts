@@ -20,13 +20,15 @@ import { folderNameSql } from '../rules/folder-name.ts';
 import { DOWNLOAD_DIR, s5cmdFileName, s5cmdRunCommand } from '../rules/shell.ts';
 import { STORE_ALIASES, type StoreKey } from '../rules/stores.ts';
 import { asOfCohort } from './as-of.ts';
+import { qi } from '../registry/tables.ts';
+import { isTableFormat, jsonArray, manifestColumns, TABLE_FORMATS, tableLine, URL_COLUMN } from './manifest-columns.ts';
 
 export type { StoreKey };
 
 /** Columns a manifest line is built from (URL, bucket map, folders). */
 const LINE_COLUMNS = 'collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, aws_bucket, crdc_series_uuid, series_cloud1_url';
 
-export const MANIFEST_FORMATS = ['urls', 's5cmd'] as const;
+export const MANIFEST_FORMATS = ['urls', 's5cmd', ...TABLE_FORMATS] as const;
 export type ManifestFormat = (typeof MANIFEST_FORMATS)[number];
 
 /** Names accepted for `source`: the neutral keys, the public service's names and the stores' own names. */
@@ -82,6 +84,8 @@ export interface ManifestTextRequest {
   /** Most series lines, already lowered to the caller's cap (default: the manifest cap). */
   limit?: number | null;
   format?: string | null;
+  /** The columns of a table format (csv, tsv, json): a list, or names separated by commas; default DEFAULT_MANIFEST_COLUMNS. */
+  columns?: unknown;
   /** A past release: the manifest of the versions of the series it served. */
   as_of?: string | number;
 }
@@ -89,6 +93,8 @@ export interface ManifestTextRequest {
 interface ManifestMeta {
   store: StoreKey;
   format: ManifestFormat;
+  /** The columns of a table format's rows (empty for urls and s5cmd). */
+  columns: string[];
   /** Series matching the filter. */
   total: number;
   /** Lines of series that will be sent: min(total, limit). */
@@ -131,7 +137,11 @@ async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
     throw invalidRequest(msg`${field('limit')} must be an integer from 1 to ${cap}; got ${JSON.stringify(limit)}.`);
   }
   const src = await manifestSource(ctx, req);
-  const line = lineExpression(ctx, store, format);
+  const columns = manifestColumns(ctx, req.columns, format, src.names !== null);
+  const table = isTableFormat(format) ? tableLine(format, columns, urlExpression(ctx, store)) : null;
+  const line = table ?? lineExpression(ctx, store, format);
+  // The row's own columns beside those every line is built from (url is computed from them).
+  const read = [...new Set([...LINE_COLUMNS.split(', '), ...columns.filter((c) => c !== URL_COLUMN)])].map(qi).join(', ');
   const { linesAt, total } = await answer('manifestLines', ctx, {
     from: src.from,
     where: src.where,
@@ -139,11 +149,11 @@ async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
     // The rows of a past release (as_of) are no rows of the served index.
     indexable: src.names === null,
     filters: src.filters_applied,
-    line,
-    columns: LINE_COLUMNS,
+    line: { sql: line.sql, params: line.params },
+    columns: read,
     order: MANIFEST_ORDER,
   });
-  return { store, format, limit, compiled: src, linesAt, total };
+  return { store, format, columns, header: table?.header ?? null, limit, compiled: src, linesAt, total };
 }
 
 /**
@@ -169,6 +179,7 @@ function metaOf(o: Awaited<ReturnType<typeof openManifest>>, total: number): Man
   return {
     store: o.store,
     format: o.format,
+    columns: o.columns,
     total,
     returned: Math.min(total, o.limit),
     truncated: total > o.limit,
@@ -206,10 +217,13 @@ export async function manifestText(ctx: AppContext, req: ManifestTextRequest): P
   const named = asOfLine(meta);
   if (comments && named !== null) header.push(named);
   if (comments) header.push(`# Run with: ${s5cmdRun(ctx, meta.store)}`);
+  // A CSV or TSV manifest starts with its header row; a JSON one is an array (no comment lines in either).
+  if (o.header !== null) header.push(o.header);
   async function* body(): AsyncGenerator<Buffer> {
     try {
       if (header.length > 0) yield Buffer.from(header.join('\n') + '\n');
-      yield* stream.blocks();
+      if (meta.format === 'json') yield* jsonArray(stream.blocks());
+      else yield* stream.blocks();
       // A cut run file says so in its own last line, not only in headers a saved file loses.
       if (comments && meta.truncated) yield Buffer.from(truncationLine(meta) + '\n');
     } finally {

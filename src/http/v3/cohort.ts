@@ -9,6 +9,7 @@ import { cohortCounts, cohortManifest } from '../../core/services/cohort.ts';
 import { startCohortIndex } from '../../core/services/cohort-index/build.ts';
 import { cohortLicenses } from '../../core/services/licenses.ts';
 import { MANIFEST_ORDER, manifestText } from '../../core/services/manifest.ts';
+import { CONTENT_TYPES, DEFAULT_MANIFEST_COLUMNS, isTableFormat, URL_COLUMN } from '../../core/services/manifest-columns.ts';
 import { lookupSeries } from '../../core/services/series.ts';
 import { asOfCounts } from '../../core/services/as-of.ts';
 import { AS_OF_DESCRIPTION, AsOfNames, CountsBody } from '../../contract/release-schemas.ts';
@@ -190,7 +191,17 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
         ),
       ),
       format: Type.Optional(
-        Type.String({ default: 'urls', description: 'urls (one s3:// URL per line) or s5cmd (a cp command per series into idqs-data/<collection_id>/<PatientID>/<StudyInstanceUID>/<SeriesInstanceUID>/, for s5cmd run).' }),
+        Type.String({
+          default: 'urls',
+          description:
+            'urls (one s3:// URL per line), s5cmd (a cp command per series into idqs-data/<collection_id>/<PatientID>/<StudyInstanceUID>/<SeriesInstanceUID>/, for s5cmd run), ' +
+            'or a table of the series with the chosen columns: csv (a header row, then every value quoted), tsv (a header row; tabs and line breaks in values become spaces) or json (an array of objects).',
+        }),
+      ),
+      columns: Type.Optional(
+        Type.Union([Type.Array(Type.String(), { minItems: 1 }), Type.String()], {
+          description: `With format csv, tsv or json: the columns, in order, as a list or one string of names separated by commas: any column of index (GET /v3/tables/index) and ${URL_COLUMN} (the series URL in the chosen source). Default: ${DEFAULT_MANIFEST_COLUMNS.join(', ')}.`,
+        }),
       ),
       as_of: Type.Optional(
         Type.Union([Type.String(), Type.Integer()], { description: `${AS_OF_DESCRIPTION} Each line is the URL of the version that release served (a prior version's URL when the series was revised since).` }),
@@ -208,6 +219,7 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
           'The full manifest as text/plain, streamed: one s3:// series URL per line (s3://<bucket>/<crdc_series_uuid>/*), in manifest-page order. ' +
           'source=cloud2 lists the buckets of the second store, reached through its S3-compatible endpoint (URLs keep s3://). ' +
           'format=s5cmd emits a cp line per series, preceded by a # comment with the s5cmd command to run the file. ' +
+          'format=csv, tsv or json gives a table of the series instead, with the columns named in columns (text/csv, text/tab-separated-values, application/json; no comment lines: the headers say whether it is complete). ' +
           'Headers X-Total-Count, X-Returned-Count, X-Truncated and X-Manifest-Limit say whether the list is complete; the body of format urls is URLs only, one per line, whatever the request; an s5cmd run file cut by limit (or by the server\'s IDQS_MANIFEST_CAP, unset by default) also ends with a comment line "# Truncated: ..." saying how many series were left out. An empty filter lists the whole release (X-Filter-Warnings says so). ' +
           'A manifest that fails half-way ends with a line starting "# ERROR:" and an aborted transfer, never a clean end. ' +
           'Streamed exports share a budget (503 busy with Retry-After when full); a client that stops reading is cut after the write deadline.',
@@ -216,19 +228,19 @@ export async function cohortRoutes(app: FastifyInstance): Promise<void> {
           200: {
             description: 'The manifest, one line per series.',
             headers: MANIFEST_TEXT_HEADERS,
-            content: { 'text/plain': { schema: Type.String() } },
+            content: Object.fromEntries(['text/plain', ...Object.values(CONTENT_TYPES).map((t) => t.split(';')[0]!)].map((t) => [t, { schema: Type.String() }])),
           },
           ...errors(400, 422, 503, 504),
         },
       },
     },
     async (req, reply) => {
-      const b = req.body as { filters?: FilterObject; source?: string; limit?: number; format?: string; as_of?: string | number };
+      const b = req.body as { filters?: FilterObject; source?: string; limit?: number; format?: string; columns?: string | string[]; as_of?: string | number };
       const limit = applyLimit('limit', b.limit, limits.manifestLines);
       await holdExport(req, reply);
       const m = await manifestText(ctx, { ...b, limit: limit.value });
       if (limit.warning) m.warnings.push(limit.warning);
-      reply.header('Content-Type', 'text/plain; charset=utf-8');
+      reply.header('Content-Type', isTableFormat(m.format) ? CONTENT_TYPES[m.format] : 'text/plain; charset=utf-8');
       reply.header('X-Total-Count', String(m.total));
       reply.header('X-Returned-Count', String(m.returned));
       reply.header('X-Truncated', String(m.truncated));

@@ -12,6 +12,12 @@ import { CodeBlock, CopyButton, ErrorBox, Note } from './common.tsx';
 const CITATION_FORMATS = ['apa', 'bibtex', 'ris', 'csl-json'] as const;
 /** Series rows per request of a CSV/JSON export of the table (the whole cohort is fetched, page by page). */
 const TABLE_EXPORT_PAGE = 5000;
+/** Manifest formats of POST /v3/cohort/manifest.txt, with the extension a saved file takes. */
+const MANIFEST_FORMATS = { s5cmd: 's5cmd', urls: 'txt', csv: 'csv', tsv: 'tsv', json: 'json' } as const;
+type ManifestFormat = keyof typeof MANIFEST_FORMATS;
+const isTable = (f: ManifestFormat) => f === 'csv' || f === 'tsv' || f === 'json';
+/** The API's default columns of a table manifest, shown so they can be edited. */
+const DEFAULT_COLUMNS = 'collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, Modality, instanceCount, series_size_MB, url';
 
 export function ExportPanel(props: { filter: Filter; series: number | null }) {
   const filtered = hasFilter(props.filter);
@@ -28,11 +34,12 @@ export function ExportPanel(props: { filter: Filter; series: number | null }) {
 
 function ManifestExport(props: { filter: Filter; enabled: boolean }) {
   const [source, setSource] = useState<'cloud1' | 'cloud2'>('cloud1');
-  const [format, setFormat] = useState<'urls' | 's5cmd'>('s5cmd');
+  const [format, setFormat] = useState<ManifestFormat>('s5cmd');
+  const [columns, setColumns] = useState(DEFAULT_COLUMNS);
   const [m, setM] = useState<{ text: string; total: number; returned: number; truncated: boolean } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const key = JSON.stringify([props.filter, source, format]);
+  const key = JSON.stringify([props.filter, source, format, isTable(format) ? columns : null]);
   useEffect(() => {
     setM(null);
     setError(null);
@@ -41,7 +48,7 @@ function ManifestExport(props: { filter: Filter; enabled: boolean }) {
     if (m) return m;
     setBusy(true);
     try {
-      const r = await postText('/v3/cohort/manifest.txt', { filters: props.filter, source, format });
+      const r = await postText('/v3/cohort/manifest.txt', { filters: props.filter, source, format, ...(isTable(format) ? { columns } : {}) });
       const got = {
         text: r.text,
         total: Number(r.headers.get('x-total-count')),
@@ -60,7 +67,7 @@ function ManifestExport(props: { filter: Filter; enabled: boolean }) {
   };
   const store = source === 'cloud1' ? 'aws' : 'gcs';
   // An s5cmd manifest opens with the command that runs it: save it under the name that command uses.
-  const fileName = (text: string) => /\brun (\S+\.s5cmd)\s*$/m.exec(text.split('\n', 1)[0] ?? '')?.[1] ?? `manifest_${stamp()}_${store}.${format === 's5cmd' ? 's5cmd' : 'txt'}`;
+  const fileName = (text: string) => /\brun (\S+\.s5cmd)\s*$/m.exec(text.split('\n', 1)[0] ?? '')?.[1] ?? `manifest_${stamp()}_${store}.${MANIFEST_FORMATS[format]}`;
   return (
     <section class="card" aria-labelledby="exp-manifest">
       <h3 id="exp-manifest">Manifest</h3>
@@ -74,11 +81,28 @@ function ManifestExport(props: { filter: Filter; enabled: boolean }) {
         </label>
         <label>
           Format{' '}
-          <select value={format} onChange={(e) => setFormat(e.currentTarget.value as 'urls' | 's5cmd')} name="format">
+          <select value={format} onChange={(e) => setFormat(e.currentTarget.value as ManifestFormat)} name="format">
             <option value="s5cmd">s5cmd (cp lines)</option>
             <option value="urls">URLs (one per series)</option>
+            <option value="csv">CSV (chosen columns)</option>
+            <option value="tsv">TSV (chosen columns)</option>
+            <option value="json">JSON (chosen columns)</option>
           </select>
         </label>
+        {isTable(format) ? (
+          <label class="grow">
+            Columns{' '}
+            <input
+              type="text"
+              name="columns"
+              value={columns}
+              size={48}
+              spellcheck={false}
+              aria-describedby="exp-columns-help"
+              onChange={(e) => setColumns(e.currentTarget.value)}
+            />
+          </label>
+        ) : null}
         <button
           type="button"
           class="btn"
@@ -89,13 +113,18 @@ function ManifestExport(props: { filter: Filter; enabled: boolean }) {
             if (got) saveText(fileName(got.text), got.text);
           }}
         >
-          Download {format === 's5cmd' ? '.s5cmd' : '.txt'}
+          Download .{MANIFEST_FORMATS[format]}
         </button>
         <button type="button" class="btn ghost" disabled={!props.enabled || busy} onClick={() => void load()}>
           Show
         </button>
         {m ? <CopyButton text={m.text} label="Copy manifest" /> : null}
       </div>
+      {isTable(format) ? (
+        <p class="muted small" id="exp-columns-help">
+          Any column of the index table (see SQL), and url: the series' folder in the chosen store. Separate names with commas.
+        </p>
+      ) : null}
       <ErrorBox error={error} />
       {m ? (
         <>
