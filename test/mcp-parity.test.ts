@@ -252,6 +252,18 @@ test('get_cohort_urls returns the lines and headers of POST /v3/cohort/manifest.
     assert.deepEqual(u.warnings, JSON.parse(r.headers.get('x-filter-warnings') ?? '[]'));
     assert.deepEqual(JSON.parse(text(t)), t.structuredContent);
   }
+  // With columns: rows, the objects of manifest.txt's json format, under the same limit.
+  const columns = ['SeriesInstanceUID', 'Modality', 'series_size_MB', 'url'];
+  const r = await s.post('/v3/cohort/manifest.txt', { filters: { terms: { collection_id: [coll] } }, source: 'gcs', limit: 9, format: 'json', columns });
+  const rows = await call('get_cohort_urls', { terms: { collection_id: [coll] }, source: 'gcs', limit: 9, columns });
+  assert.ok(!rows.isError, text(rows));
+  const got = rows.structuredContent as { urls: string[]; rows: Record<string, unknown>[]; returned: number };
+  assert.deepEqual(got.rows, JSON.parse(await r.text()));
+  assert.equal(got.rows.length, 9);
+  assert.deepEqual(got.urls, []);
+  const bad = await call('get_cohort_urls', { terms: { collection_id: [coll] }, columns: ['seriesinstanceuid'] });
+  assert.ok(bad.isError);
+  assert.match(text(bad), /no column .{0,2}seriesinstanceuid.*Did you mean 'SeriesInstanceUID'/);
   // No filter: the whole release, as manifest.txt streams it, cut at the tool's limit and saying so.
   const empty = await call('get_cohort_urls', {});
   assert.ok(!empty.isError, text(empty));

@@ -61,7 +61,7 @@ export function manifestColumns(ctx: AppContext, raw: unknown, format: string, a
     if (!available.includes(n)) {
       const where = asOf
         ? `a past release's manifest (as_of) has ${AS_OF_COLUMNS.join(', ')}`
-        : `the columns are those of index (GET /v3/tables/index lists them) and ${URL_COLUMN}`;
+        : `the columns are those of the index table (its schema lists them) and ${URL_COLUMN}`;
       throw invalidQuery(msg`${field('columns')}: no column ${JSON.stringify(n)}; ${where}.${didYouMean(suggest(n, available))}`);
     }
   }

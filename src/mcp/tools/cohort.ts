@@ -8,6 +8,7 @@ import { cohortCounts, cohortManifest } from '../../core/services/cohort.ts';
 import { asOfCounts } from '../../core/services/as-of.ts';
 import { AS_OF_DESCRIPTION } from '../../contract/release-schemas.ts';
 import { manifestLines, type StoreKey } from '../../core/services/manifest.ts';
+import { URL_COLUMN } from '../../core/services/manifest-columns.ts';
 import { downloadCommands } from '../../contract/download-commands.ts';
 import { applyLimit } from '../../contract/limits.ts';
 import type { ToolLimits } from '../limits.ts';
@@ -26,6 +27,8 @@ export interface CohortUrls {
   /** Limit applied (X-Manifest-Limit). */
   limit: number;
   urls: string[];
+  /** With columns: one object per series with those columns (the rows of manifest.txt's json format); urls is then empty. */
+  rows?: Record<string, unknown>[];
   filters_applied: CompiledFilter['filters_applied'];
   warnings: string[];
   note: string;
@@ -36,10 +39,19 @@ export interface CohortUrls {
 const asOfInput = { as_of: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: AS_OF_DESCRIPTION })) };
 
 /** The lines of manifest.txt as one object: URLs read from the manifest's stream of lines (a bounded number of them). */
-export async function cohortUrls(ctx: AppContext, req: { filters: FilterObject; source?: string; limit: number; warnings?: string[]; as_of?: string | number }): Promise<CohortUrls> {
-  const m = await manifestLines(ctx, { filters: req.filters, source: req.source, limit: req.limit, ...(req.as_of === undefined ? {} : { as_of: req.as_of }) });
-  const urls: string[] = [];
-  for await (const line of m.lines) urls.push(line);
+export async function cohortUrls(
+  ctx: AppContext,
+  req: { filters: FilterObject; source?: string; limit: number; warnings?: string[]; as_of?: string | number; columns?: string[] | string },
+): Promise<CohortUrls> {
+  const table = req.columns !== undefined;
+  const m = await manifestLines(ctx, {
+    filters: req.filters,
+    source: req.source,
+    limit: req.limit,
+    ...(table ? { format: 'json', columns: req.columns } : {}),
+    ...(req.as_of === undefined ? {} : { as_of: req.as_of }),
+  });
+  const urls: string[] = table ? [] : [...m.lines];
   const store = ctx.dataset.stores[m.store];
   return {
     source: m.store,
@@ -48,6 +60,8 @@ export async function cohortUrls(ctx: AppContext, req: { filters: FilterObject; 
     truncated: m.truncated,
     limit: m.limit,
     urls,
+    // Each line of the json format is one object, written by the engine.
+    ...(table ? { rows: m.lines.map((l) => JSON.parse(l) as Record<string, unknown>) } : {}),
     filters_applied: m.filters_applied,
     warnings: [...m.warnings, ...(req.warnings ?? [])],
     note:
@@ -106,16 +120,30 @@ export function cohortTools(limits: ToolLimits): ToolDef[] {
       description:
         'The public s3:// URLs of the series folders of a cohort (one per series, ending in /*), in manifest order, for cloud1 (default) or cloud2. ' +
         `Bounded: default ${urls.default}, at most ${urls.cap}; truncated=true means the cohort has more series (total says how many). ` +
-        'No filter lists the whole release; size the cohort with get_cohort_counts first.',
+        'No filter lists the whole release; size the cohort with get_cohort_counts first. ' +
+        'With columns it returns rows instead (one object per series with those columns, e.g. SeriesInstanceUID, Modality, series_size_MB, url).',
       input: {
         ...filterInput,
         source: Type.Optional(Type.String({ description: 'Store: cloud1 (default) or cloud2; aws and gcs are accepted as their names.' })),
         limit: Type.Optional(Type.Integer({ minimum: 1, description: `Most URLs to return, default ${urls.default}; values above ${urls.cap} are lowered to ${urls.cap}.` })),
+        columns: Type.Optional(
+          Type.Array(Type.String(), {
+            minItems: 1,
+            description: `Instead of URLs, rows: one object per series with these columns (any column of index, and ${URL_COLUMN}: the series URL in the chosen store), as manifest.txt's json format gives them.`,
+          }),
+        ),
         ...asOfInput,
       },
       run: (a, { ctx }) => {
         const l = applyLimit('limit', a.limit, urls);
-        return cohortUrls(ctx, { filters: filterOf(a), source: a.source, limit: l.value, warnings: l.warning ? [l.warning] : [], ...(a.as_of === undefined ? {} : { as_of: a.as_of }) });
+        return cohortUrls(ctx, {
+          filters: filterOf(a),
+          source: a.source,
+          limit: l.value,
+          warnings: l.warning ? [l.warning] : [],
+          ...(a.columns === undefined ? {} : { columns: a.columns }),
+          ...(a.as_of === undefined ? {} : { as_of: a.as_of }),
+        });
       },
     }),
   ];
