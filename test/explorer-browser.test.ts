@@ -187,6 +187,42 @@ test('the SQL console shows results with truncated, and engine errors with their
   await b.screenshot('6-sql-error');
 });
 
+test('a SQL result charted: bar, line and scatter plot the rows SQL gives, rows without a number are counted, not drawn', async () => {
+  const editor = b.page.locator('#sql-editor');
+  const canvas = b.page.locator('.sql-chart canvas');
+  // What the chart draws, once it is what SQL says (the selects redraw it one by one on the way).
+  const drawn = async (want: unknown) => {
+    let got: unknown = null;
+    for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+      const a = await canvas.getAttribute('data-points');
+      got = a === null ? null : JSON.parse(a);
+      if (JSON.stringify(got) === JSON.stringify(want)) break;
+    }
+    assert.deepEqual(got, want);
+  };
+  const q = `SELECT Modality, count(*) AS series, sum(instanceCount) AS instances, avg(CASE WHEN collection_id = '${coll}' THEN instanceCount END) AS here FROM index GROUP BY 1 ORDER BY 2 DESC, 1`;
+  await b.page.locator('input.narrow').fill('1000');
+  await editor.fill(q);
+  await b.page.locator('[data-action="run-sql"]').click();
+  await b.page.locator('[data-action="chart-sql"]').click();
+  const want = await s.ctx.engine.rows(q);
+  // The first choice: categories along (Modality), the first numeric column up.
+  await drawn(want.map((r) => [r.Modality, Number(r.series)]));
+  await b.page.locator('select[name=chart-y]').selectOption('instances');
+  await drawn(want.map((r) => [r.Modality, Number(r.instances)]));
+  await b.page.locator('select[name=chart-kind]').selectOption('line');
+  await b.page.locator('select[name=chart-y]').selectOption('here');
+  const some = want.filter((r) => r.here !== null);
+  await drawn(some.map((r) => [r.Modality, Number(r.here)]));
+  assert.equal(await b.page.locator('[data-chart-skipped]').getAttribute('data-chart-skipped'), String(want.length - some.length));
+  assert.ok(want.length - some.length > 0, 'some modalities have no series in the collection');
+  await b.page.locator('select[name=chart-kind]').selectOption('scatter');
+  await b.page.locator('select[name=chart-x]').selectOption('series');
+  await b.page.locator('select[name=chart-y]').selectOption('instances');
+  await drawn(want.map((r) => ({ x: Number(r.series), y: Number(r.instances) })));
+  await b.screenshot('6b-sql-chart');
+});
+
 test('reloading the shared URL restores the cohort; a portal filter link opens the same cohort', async () => {
   const shared = b.page.url();
   const fresh = await b.context.newPage();

@@ -99,7 +99,7 @@ function ManifestExport(props: { filter: Filter; enabled: boolean }) {
               size={48}
               spellcheck={false}
               aria-describedby="exp-columns-help"
-              onChange={(e) => setColumns(e.currentTarget.value)}
+              onInput={(e) => setColumns(e.currentTarget.value)}
             />
           </label>
         ) : null}

@@ -9,6 +9,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, hasFilter, post, type Filter, type SqlResult, type TableSchema, type TableSummary } from '../api.ts';
 import { count, csv, saveText, stamp } from '../format.ts';
 import { CellView, ErrorBox, Note } from './common.tsx';
+import { SqlChart } from './sql-chart.tsx';
+import { numericColumns } from '../sql-points.ts';
 
 const EXAMPLE = 'SELECT collection_id, Modality, count(*) AS series, round(sum(series_size_MB) / 1e3, 1) AS size_GB\nFROM index\nGROUP BY ALL\nORDER BY series DESC\nLIMIT 20';
 const SHOWN_ROWS = 500;
@@ -37,6 +39,7 @@ export function SqlConsole(props: { cohort: Filter; cart: Filter | null }) {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [elapsed, setElapsed] = useState<number | null>(null);
+  const [charted, setCharted] = useState(false);
   const [tables, setTables] = useState<TableSummary[]>([]);
   const [schema, setSchema] = useState<TableSchema | null>(null);
   const editor = useRef<HTMLTextAreaElement>(null);
@@ -164,6 +167,11 @@ export function SqlConsole(props: { cohort: Filter; cart: Filter | null }) {
               Download CSV
             </button>
           ) : null}
+          {result && numericColumns(result).length > 0 ? (
+            <button type="button" class="btn ghost" aria-pressed={charted} data-action="chart-sql" onClick={() => setCharted(!charted)}>
+              {charted ? 'Hide chart' : 'Chart'}
+            </button>
+          ) : null}
         </div>
         <ErrorBox error={error} title="Query failed" />
         {result ? (
@@ -177,6 +185,7 @@ export function SqlConsole(props: { cohort: Filter; cart: Filter | null }) {
                 <span data-truncated="true">Truncated at {count(result.max_rows)} rows</span>: more rows exist. Raise max rows (the server caps it), aggregate, or add LIMIT.
               </Note>
             ) : null}
+            {charted ? <SqlChart result={result} /> : null}
             <div class="scroll-x">
               <table class="data">
                 <thead>
