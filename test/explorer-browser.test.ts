@@ -104,6 +104,20 @@ test('a range filter typed into the min box narrows the cohort as the API does',
   // Removing its chip brings the previous cohort back.
   await b.page.locator('[data-chip="instanceCount:range"] button').click();
   await totalsEqualCounts({ terms: { collection_id: [coll], Modality: ['CT'] } });
+  // A date is typed as the API writes it (YYYY-MM-DD), whatever the browser's locale.
+  const [day] = await s.ctx.engine.rows(`SELECT CAST(quantile_disc(StudyDate, 0.5) AS VARCHAR) AS d FROM "index" WHERE collection_id = ? AND Modality = 'CT'`, [coll]);
+  const date = b.page.locator('[data-facet="StudyDate"] input[aria-label^="Maximum"]');
+  if (!(await date.isVisible())) await b.page.locator('[data-facet="StudyDate"] .facet-toggle').click();
+  assert.equal(await date.getAttribute('type'), 'text');
+  assert.match((await date.getAttribute('placeholder')) ?? '', /^\d{4}-\d{2}-\d{2}$/);
+  await date.fill(String(day!.d));
+  await date.press('Enter');
+  await totalsEqualCounts({ terms: { collection_id: [coll], Modality: ['CT'] }, ranges: { StudyDate: { lte: String(day!.d) } } });
+  await date.fill('03/04/2001');
+  await date.press('Enter');
+  await b.page.locator('[data-facet="StudyDate"] .field-error', { hasText: 'Enter a date (YYYY-MM-DD).' }).waitFor();
+  await b.page.locator('[data-chip="StudyDate:range"] button').click();
+  await totalsEqualCounts({ terms: { collection_id: [coll], Modality: ['CT'] } });
 });
 
 test('the series table pages and sorts on the server, with viewer links as /v3/viewer-url gives them', async () => {

@@ -351,18 +351,22 @@ function RangeBody(props: CardProps & { facet: RangeFacet | undefined }) {
 
 /** One bound of a range: typed freely, applied when committed (Enter or leaving the box). */
 function BoundInput(props: { side: 'Min' | 'Max'; type: 'date' | 'number'; value: string; placeholder: string; name: string; onInput: (v: string) => void; onCommit: (v: string) => void }) {
+  const common = {
+    value: props.value,
+    placeholder: props.placeholder,
+    onInput: (e: Event) => props.onInput((e.currentTarget as HTMLInputElement).value),
+    onChange: (e: Event) => props.onCommit((e.currentTarget as HTMLInputElement).value),
+    'aria-label': `${props.side === 'Min' ? 'Minimum' : 'Maximum'} ${props.name}`,
+  };
   return (
     <label>
       <span>{props.side}</span>
-      <input
-        type={props.type}
-        step="any"
-        value={props.value}
-        placeholder={props.placeholder}
-        onInput={(e) => props.onInput(e.currentTarget.value)}
-        onChange={(e) => props.onCommit(e.currentTarget.value)}
-        aria-label={`${props.side === 'Min' ? 'Minimum' : 'Maximum'} ${props.name}`}
-      />
+      {props.type === 'date' ? (
+        // Dates are typed as the chips and the API write them (YYYY-MM-DD), not in the browser's locale order.
+        <input type="text" inputMode="numeric" pattern="\d{4}-?\d{2}-?\d{2}" maxLength={10} title="A date as YYYY-MM-DD" data-date="" {...common} />
+      ) : (
+        <input type="number" step="any" {...common} />
+      )}
     </label>
   );
 }
