@@ -118,6 +118,8 @@ test('a range filter typed into the min box narrows the cohort as the API does',
   await b.page.locator('[data-facet="StudyDate"] .field-error', { hasText: 'Enter a date (YYYY-MM-DD).' }).waitFor();
   await b.page.locator('[data-chip="StudyDate:range"] button').click();
   await totalsEqualCounts({ terms: { collection_id: [coll], Modality: ['CT'] } });
+  await b.page.locator('[data-facet="StudyDate"] .field-error').waitFor({ state: 'detached' });
+  assert.equal(await date.inputValue(), '', 'the refused text goes with the range');
 });
 
 test('the series table pages and sorts on the server, with viewer links as /v3/viewer-url gives them', async () => {
@@ -235,6 +237,38 @@ test('a SQL result charted: bar, line and scatter plot the rows SQL gives, rows 
   await b.page.locator('select[name=chart-y]').selectOption('instances');
   await drawn(want.map((r) => ({ x: Number(r.series), y: Number(r.instances) })));
   await b.screenshot('6b-sql-chart');
+});
+
+test('the Changes tab: totals and a row per collection or modality as /v3/cohort/changes gives them, and the whole list as TSV', async () => {
+  await b.page.locator('#tab-changes').click();
+  const filters = { terms: { collection_id: [coll], Modality: ['CT'] } };
+  const version = (await (await s.get('/v3/version')).json()) as { idc_version: string };
+  const from = `v${Number(/\d+/.exec(version.idc_version)![0]) - 1}`;
+  const rowsOf = async (by: string) => {
+    const table = b.page.locator(`table[data-changes-by="${by}"]`);
+    await table.waitFor();
+    return table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent ?? '')));
+  };
+  for (const by of ['collection_id', 'Modality']) {
+    if (by === 'Modality') await b.page.locator('[data-by="Modality"]').click();
+    const api = (await (await s.post('/v3/cohort/changes', { filters, from, limit: 0, by })).json()) as {
+      counts: Record<'added' | 'revised' | 'removed', { series: number }> & { unchanged: number };
+      groups: { value: string | null; added: number; revised: number; removed: number; unchanged: number }[];
+    };
+    assert.ok(api.groups.length > 0);
+    const want = api.groups.map((g) => [g.value ?? '(none)', ...[g.added, g.revised, g.removed, g.unchanged].map((n) => n.toLocaleString('en-US'))]);
+    for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+      if (JSON.stringify((await rowsOf(by)).map((r) => r.slice(0, 5))) === JSON.stringify(want)) break;
+    }
+    assert.deepEqual((await rowsOf(by)).map((r) => r.slice(0, 5)), want);
+    for (const k of ['added', 'revised', 'removed'] as const) assert.equal(await b.page.locator(`[data-change="${k}"]`).getAttribute('data-value'), String(api.counts[k].series));
+    assert.equal(await b.page.locator('[data-change="unchanged"]').getAttribute('data-value'), String(api.counts.unchanged));
+  }
+  const [download] = await Promise.all([b.page.waitForEvent('download'), b.page.locator('[data-action="download-changes"]').click()]);
+  const tsv = await (await s.post('/v3/cohort/changes', { filters, from, format: 'tsv' })).text();
+  assert.equal(readFileSync((await download.path())!, 'utf8'), tsv);
+  await b.screenshot('6c-changes');
+  await b.page.locator('#tab-sql').click();
 });
 
 test('reloading the shared URL restores the cohort; a portal filter link opens the same cohort', async () => {

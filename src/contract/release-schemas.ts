@@ -17,6 +17,9 @@ export const ChangesBody = Type.Object(
     to: Type.Optional(ReleaseName),
     limit: Type.Optional(Type.Integer({ minimum: 0, description: 'Changed series to list (default 100; 0 for counts only).' })),
     format: Type.Optional(Type.Unsafe<'json' | 'tsv'>({ type: 'string', enum: ['json', 'tsv'], description: 'tsv: every change as a tab-separated download instead of JSON.' })),
+    by: Type.Optional(
+      Type.Unsafe<'collection_id' | 'Modality'>({ type: 'string', enum: ['collection_id', 'Modality'], description: 'Also count the changes per collection or per modality (groups).' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -46,6 +49,19 @@ export const ChangesResponse = Type.Object({
   truncated: Type.Boolean({ description: 'More series changed than limit listed.' }),
   filterable: Type.Array(Type.String(), { description: 'Attributes a filter over releases may use.' }),
   warnings: Warnings,
+  groups: Type.Optional(
+    Type.Array(
+      Type.Object({
+        value: NullableString(),
+        added: Type.Integer(),
+        revised: Type.Integer(),
+        removed: Type.Integer(),
+        unchanged: Type.Integer(),
+        changed_MB: Type.Number({ description: 'Size of the added, revised and removed series.' }),
+      }),
+      { description: 'With by: the changes per value, most changed series first, then by value.' },
+    ),
+  ),
 });
 
 export type ChangesWire = Static<typeof ChangesResponse>;

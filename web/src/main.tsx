@@ -19,6 +19,7 @@ import { ReleasePicker } from './components/release-picker.tsx';
 import { ExportPanel } from './components/export-panel.tsx';
 import { FilterPanel } from './components/filter-panel.tsx';
 import { SqlConsole } from './components/sql-console.tsx';
+import { ChangesView } from './components/changes-view.tsx';
 import { Chips, LicensesView, TotalsView } from './components/summary.tsx';
 import { count as fmtCount } from './format.ts';
 import { TABS, parseQuery, toQuery, type Tab, type ViewState } from './url-state.ts';
@@ -38,6 +39,7 @@ const TAB_TITLES: Record<Tab, string> = {
   export: 'Export',
   sql: 'SQL',
   cart: 'Cart',
+  changes: 'Changes',
 };
 
 interface Boot {
@@ -238,6 +240,8 @@ function App() {
               <ExportPanel filter={view.filter} series={facets?.totals.series ?? null} />
             ) : view.tab === 'cart' ? (
               <CartView release={boot.version.idc_version} query={toQuery({ ...view, tab: 'cart' })} />
+            ) : view.tab === 'changes' ? (
+              <ChangesView filter={view.filter} release={boot.version.idc_version} />
             ) : view.tab === 'sql' ? (
               <SqlConsole cohort={view.filter} cart={itemCount(cartNow) > 0 ? { terms: {}, ranges: {}, ...cartFilter(cartNow) } : null} />
             ) : view.tab === 'collections' ? (
@@ -280,6 +284,7 @@ const TAB_HEADINGS: Record<Tab, string> = {
   export: 'Export the cohort',
   sql: 'SQL over the cohort',
   cart: 'The cart',
+  changes: 'What changed since an earlier release',
 };
 
 /** The collection or analysis-result page open (#collection=<id>, #analysis=<id>), kept in the hash so the cohort's query stays as it is. */

@@ -8,7 +8,7 @@
 
 import { currentRelease, type AttributeInfo, type Bound, type CountMode, type Filter } from './api.ts';
 
-export const TABS = ['charts', 'collections', 'patients', 'studies', 'series', 'export', 'sql', 'cart'] as const;
+export const TABS = ['charts', 'collections', 'patients', 'studies', 'series', 'export', 'sql', 'cart', 'changes'] as const;
 export type Tab = (typeof TABS)[number];
 
 export interface ViewState {

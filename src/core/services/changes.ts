@@ -37,6 +37,23 @@ export interface ChangesRequest {
   to?: string | number;
   /** Rows to list (0 for counts only). */
   limit: number;
+  /** Also count the changes per value of this attribute (a dashboard's rows). */
+  by?: ChangeGroupBy;
+}
+
+/** What changes can be counted by: the attributes every release records. */
+export const CHANGE_GROUP_BY = ['collection_id', 'Modality'] as const;
+export type ChangeGroupBy = (typeof CHANGE_GROUP_BY)[number];
+
+/** The changes of one value of `by`: series per kind, and the size of the changed ones. */
+export interface ChangeGroup {
+  value: string | null;
+  added: number;
+  revised: number;
+  removed: number;
+  unchanged: number;
+  /** Size of the added, revised and removed series (of the later version; of the earlier for removed). */
+  changed_MB: number;
 }
 
 export interface ChangesResult {
@@ -52,6 +69,8 @@ export interface ChangesResult {
   filterable: string[];
   /** Where the served release's records may disagree with the earlier release's own tables (as as_of says). */
   warnings: string[];
+  /** With by: every value that has series in either release, most changed series first (then by value). */
+  groups?: ChangeGroup[];
 }
 
 /** The SQL of every change between two releases for a filter, ordered; with its parameters. */
@@ -73,8 +92,32 @@ export async function changesQuery(ctx: AppContext, req: Omit<ChangesRequest, 'l
 
 export async function cohortChanges(ctx: AppContext, req: ChangesRequest): Promise<ChangesResult> {
   if (!ctx.catalog.tables.includes('prior_versions_index')) throw invalidQuery('The served release has no prior_versions_index table, so earlier releases cannot be compared.');
+  if (req.by !== undefined && !(CHANGE_GROUP_BY as readonly string[]).includes(req.by)) {
+    throw invalidQuery(msg`${field('by')} must be one of ${CHANGE_GROUP_BY.join(', ')}; got ${JSON.stringify(req.by)}.`);
+  }
   const q = await changesQuery(ctx, req);
-  const [totals, rows] = await Promise.all([
+  const grouped =
+    req.by === undefined
+      ? Promise.resolve(undefined)
+      : ctx.engine
+          .rows(
+            `SELECT ${req.by} AS value, count(*) FILTER (WHERE change = 'added') AS added, count(*) FILTER (WHERE change = 'revised') AS revised,
+               count(*) FILTER (WHERE change = 'removed') AS removed, count(*) FILTER (WHERE change = 'unchanged') AS unchanged,
+               coalesce(sum(series_size_MB) FILTER (WHERE change <> 'unchanged'), 0) AS mb
+             FROM (${q.sql}) GROUP BY 1 ORDER BY added + revised + removed DESC, 1 NULLS LAST`,
+            q.params,
+          )
+          .then((rows) =>
+            rows.map((g) => ({
+              value: g.value === null ? null : String(g.value),
+              added: toNumber(g.added),
+              revised: toNumber(g.revised),
+              removed: toNumber(g.removed),
+              unchanged: toNumber(g.unchanged),
+              changed_MB: round(toNumber(g.mb), 3),
+            })),
+          );
+  const [totals, rows, groups] = await Promise.all([
     ctx.engine.rows(`SELECT change, count(*) AS n, coalesce(sum(series_size_MB), 0) AS mb FROM (${q.sql}) GROUP BY change`, q.params),
     req.limit > 0
       ? ctx.engine.rows(
@@ -82,6 +125,7 @@ export async function cohortChanges(ctx: AppContext, req: ChangesRequest): Promi
           q.params,
         )
       : Promise.resolve([]),
+    grouped,
   ]);
   const counts = { added: { series: 0, size_MB: 0, size_TB: 0 }, revised: { series: 0, size_MB: 0, size_TB: 0 }, removed: { series: 0, size_MB: 0, size_TB: 0 }, unchanged: 0 };
   for (const t of totals) {
@@ -102,6 +146,7 @@ export async function cohortChanges(ctx: AppContext, req: ChangesRequest): Promi
     truncated,
     filterable: [...VERSION_ATTRIBUTES],
     warnings: [changesWarning(q.from, ctx.dataset.release)],
+    ...(groups ? { groups } : {}),
   };
 }
 

@@ -88,7 +88,7 @@ export async function releaseRoutes(app: FastifyInstance): Promise<void> {
       },
     },
     async (req, reply) => {
-      const { filters, from, to, format } = req.body;
+      const { filters, from, to, format, by } = req.body;
       if (format === 'tsv') {
         await holdExport(req, reply);
         const tsv = await changesTsv(ctx, { filters, from, to });
@@ -100,7 +100,7 @@ export async function releaseRoutes(app: FastifyInstance): Promise<void> {
         return sendBlocks(req, reply, tsv.body);
       }
       const limit = applyLimit('limit', req.body.limit, { default: 100, cap: ctx.config.maxPageSize });
-      const r = await cohortChanges(ctx, { filters, from, to, limit: limit.value });
+      const r = await cohortChanges(ctx, { filters, from, to, limit: limit.value, ...(by === undefined ? {} : { by }) });
       return { ...r, warnings: [...r.warnings, ...(limit.warning ? [limit.warning] : [])] };
     },
   );

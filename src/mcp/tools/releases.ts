@@ -40,10 +40,11 @@ export function releaseTools(limits: ToolLimits): ToolDef[] {
         from: ReleaseName,
         to: Type.Optional(ReleaseName),
         limit: Type.Optional(Type.Integer({ minimum: 0, description: `Changed series to list (default 20, at most ${limits.pageSize.cap}; 0 for counts only).` })),
+        by: Type.Optional(Type.Unsafe<'collection_id' | 'Modality'>({ type: 'string', enum: ['collection_id', 'Modality'], description: 'Also count the changes per collection or per modality (groups).' })),
       },
       run: async (a, { ctx }) => {
         const limit = applyLimit('limit', a.limit, { default: 20, cap: limits.pageSize.cap });
-        const r = await cohortChanges(ctx, { filters: filterOf(a), from: a.from, to: a.to, limit: limit.value });
+        const r = await cohortChanges(ctx, { filters: filterOf(a), from: a.from, to: a.to, limit: limit.value, ...(a.by === undefined ? {} : { by: a.by }) });
         return { ...r, warnings: [...r.warnings, ...(limit.warning ? [limit.warning] : [])] };
       },
     }),

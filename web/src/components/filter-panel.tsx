@@ -292,6 +292,8 @@ function RangeBody(props: CardProps & { facet: RangeFacet | undefined }) {
   useEffect(() => {
     setLo(shown(current.gte));
     setHi(shown(current.lte));
+    // The bounds were set (or cleared) elsewhere: what was typed here and refused is gone.
+    setProblem(null);
   }, [current.gte, current.lte]);
   const date = attr.value_format === 'YYYY-MM-DD';
   const apply = (l: string, h: string) => {
