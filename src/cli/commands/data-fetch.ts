@@ -20,7 +20,7 @@ Full metadata (--tables full, or dicom_all, segmentations, measurement_groups, q
   qualitative_measurements): s3://idc-open-metadata/bigquery_export/idc_v<N>/<table>/*.parquet into
   <folder>/bigquery_export/idc_v<N>/<table>/ (dicom_all is ~37 GB for v25); the space still needed is
   checked against the free space first (IDQS_FREE_SPACE_BYTES replaces the probe); a table is kept only whole.
-  Not yet queried by idqs serve: read the files where they lie (e.g. DuckDB read_parquet('<folder>/bigquery_export/idc_v<N>/dicom_all/*.parquet')).
+  The build copies them into the release's database: caller SQL (idqs sql, POST /v3/sql) then queries dicom_all and the others by name.
 
 Downloads run in parallel, resume after an interruption (rerun the command) and are retried; a file
 that does not match its published sha256 is refused and kept aside as <file>.rejected. A release

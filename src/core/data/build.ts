@@ -17,9 +17,10 @@ import { pivotSelect } from '../registry/v2.ts';
 import { sha256File } from '../release/open.ts';
 import { removeDeadLeftovers, withCacheLock, type HeldLock } from '../cache-lock.ts';
 import { indexFileOf } from '../services/cohort-index/file.ts';
+import { fullMetadataIdentity, loadFullMetadata } from './full-metadata-load.ts';
 
 /** Bump when the layout of the built database changes, to force rebuilds. */
-export const BUILD_REVISION = 8;
+export const BUILD_REVISION = 9;
 
 export interface BuildReport {
   db: string;
@@ -46,6 +47,8 @@ export interface BuildReport {
   /** Clinical tables the fetch could not bring or the build could not read ("*": none could be listed), and why: the rest is served. */
   clinical_failed: { table: string; reason: string }[];
   v2: string[];
+  /** Tables of the full metadata (bigquery_export/idc_v<N>/<table>/) copied into the database. */
+  full: string[];
   seconds: number;
 }
 
@@ -110,6 +113,8 @@ export async function datasetIdentity(dir: string): Promise<string> {
   } else {
     for (const f of await parquetFiles(dir)) h.update(`${f} ${await sha256File(join(dir, f))}\n`);
   }
+  // A fetched full-metadata table is recorded beside it, not in the release's own manifest.
+  for (const line of await fullMetadataIdentity(dir)) h.update(`${line}\n`);
   return h.digest('hex').slice(0, 32);
 }
 
@@ -225,7 +230,7 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   const identity = await datasetIdentity(opts.from);
   const report: BuildReport = {
     db: opts.db, identity, rebuilt: false, release: '', index_version: '', tables: [], missing: [], renamed: [], filled: [], extra: [],
-    kept_types: [], ignored: [], warnings: [], clinical: 0, clinical_failed: [], v2: [], seconds: 0,
+    kept_types: [], ignored: [], warnings: [], clinical: 0, clinical_failed: [], v2: [], full: [], seconds: 0,
   };
   const upToDate = async () => {
     if (opts.force || (await builtIdentity(opts.db)) !== identity) return false;
@@ -259,7 +264,7 @@ async function buildLocked(opts: BuildOptions, identity: string, report: BuildRe
   const conn = await inst.connect();
   const run = async (sql: string) => void (await conn.run(sql));
   try {
-    const total = TABLES.length + 3;
+    const total = TABLES.length + 4;
     let done = 0;
     const docs: { table: string; column: string; description: string }[] = [];
     for (const def of TABLES) {
@@ -307,6 +312,11 @@ async function buildLocked(opts: BuildOptions, identity: string, report: BuildRe
       );
       report.v2.push('series_totals');
     }
+    progress('full metadata', done++, total);
+    const full = await loadFullMetadata(conn, opts.from);
+    report.full = full.tables.map((t) => t.name);
+    report.tables.push(...full.tables);
+    docs.push(...full.docs);
     progress('metadata', done++, total);
     const meta = await datasetMetadata(conn, opts.from, manifest, report, opts.versionHint ?? null);
     report.release = meta.release;

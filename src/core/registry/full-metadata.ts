@@ -111,7 +111,7 @@ export const FULL_TABLES: TableDef[] = [
     name: 'dicom_all',
     file: 'dicom_all',
     description:
-      'One row per DICOM instance: its DICOM attributes (sequences as lists of structs) joined with the IDC columns (collection, CRDC UUIDs, file URLs of both stores, size, license). The release\'s BigQuery table of the same name, read where it lies.',
+      'One row per DICOM instance: its DICOM attributes (sequences as lists of structs) joined with the IDC columns (collection, CRDC UUIDs, file URLs of both stores, size, license). The release\'s BigQuery table of the same name, as IDC exports it (fetched with data fetch --tables dicom_all and loaded by the build).',
     joinKey: 'SeriesInstanceUID',
     columns: DICOM_ALL,
   },

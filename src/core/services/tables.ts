@@ -6,6 +6,7 @@
 import type { AppContext } from '../context.ts';
 import { didYouMean, msg, notFound, see, type Part } from '../errors.ts';
 import { TABLE_BY_NAME, displayType } from '../registry/tables.ts';
+import { FULL_TABLE_BY_NAME } from '../registry/full-metadata.ts';
 import { suggest } from '../suggest.ts';
 import { tableNotInBuild } from './missing-tables.ts';
 
@@ -56,7 +57,7 @@ export function listTables(ctx: AppContext): { tables: TableSummary[] } {
   return {
     tables: ctx.catalog.tables.map((name) => ({
       name,
-      description: TABLE_BY_NAME.get(name)?.description ?? ctx.catalog.docs.get(`${name}.`) ?? '',
+      description: (TABLE_BY_NAME.get(name) ?? FULL_TABLE_BY_NAME.get(name))?.description ?? ctx.catalog.docs.get(`${name}.`) ?? '',
       column_count: ctx.catalog.columns.get(name)?.length ?? 0,
     })),
   };
@@ -81,10 +82,10 @@ function unknownTable(ctx: AppContext, name: string): never {
 /** Column schema of one table of the main schema; 404 naming the available tables otherwise. */
 export function tableSchema(ctx: AppContext, name: string): TableSchema {
   if (!ctx.catalog.tables.includes(name)) {
-    if (TABLE_BY_NAME.has(name)) throw tableNotInBuild(ctx, name);
+    if (TABLE_BY_NAME.has(name) || FULL_TABLE_BY_NAME.has(name)) throw tableNotInBuild(ctx, name);
     unknownTable(ctx, name);
   }
-  const def = TABLE_BY_NAME.get(name);
+  const def = TABLE_BY_NAME.get(name) ?? FULL_TABLE_BY_NAME.get(name);
   const registry = new Map((def?.columns ?? []).map((c) => [c.name, c]));
   const columns = (ctx.catalog.columns.get(name) ?? []).map((live): TableColumn => {
     const reg = registry.get(live.name);
