@@ -677,6 +677,22 @@ const EXPLORER: Record<string, Case> = {
     assert.deepEqual(sorted(got.map((r) => String(r.SeriesInstanceUID))), await list(`SELECT SeriesInstanceUID FROM p_index WHERE ${where()} ORDER BY 1`));
   },
   'POST /v3/sql': ROUTES['POST /v3/sql']!,
+  'POST /v3/cohort/changes': async () => {
+    // The Changes tab: changes per modality of a collection, as the index's version records say.
+    const prev = Number(PIN.previous.split('.')[0]);
+    const c = await post<{ groups: { value: string | null; added: number; revised: number; removed: number; unchanged: number }[] }>('/v3/cohort/changes', { from: `v${prev}`, filters: collFilter(), limit: 0, by: 'Modality' });
+    const want = await rows(
+      `SELECT Modality AS v, count(*) FILTER (WHERE series_init_idc_version > ${prev}) AS added, count(*) FILTER (WHERE series_init_idc_version <= ${prev} AND series_revised_idc_version > ${prev}) AS revised,
+       count(*) FILTER (WHERE series_revised_idc_version <= ${prev}) AS unchanged FROM p_index WHERE ${where()} GROUP BY 1`,
+    );
+    const byValue = new Map(want.map((r) => [r.v, [Number(r.added), Number(r.revised), Number(r.unchanged)]]));
+    assert.ok(c.groups.length > 0);
+    for (const g of c.groups) assert.deepEqual([g.added, g.revised, g.unchanged], byValue.get(g.value) ?? [0, 0, 0], String(g.value));
+    // Its download: every change of the cohort, one line each.
+    const tsv = await s.post('/v3/cohort/changes', { from: `v${prev}`, filters: collFilter(), format: 'tsv' });
+    const lines = (await tsv.text()).trimEnd().split('\n');
+    assert.equal(lines.length - 1, c.groups.reduce((a, g) => a + g.added + g.revised + g.removed, 0), 'a line per change the groups count');
+  },
 };
 
 // ---- what is served, listed by the parts themselves ----
