@@ -6,13 +6,16 @@
 // than 1 mm (one collection; the whole release), the instances of a
 // 1,000-series cohort (first row and all), one series' instances as generated
 // and from a copy sorted by SeriesInstanceUID (the row groups a lookup
-// touches), the RSS these queries add and the Parquet size on disk. Prints a
+// touches), the same questions over the table the build copies into the
+// release's database (what caller SQL reads), the RSS these queries add and
+// the sizes on disk. Prints a
 // table; run it on a quiet machine (the load average is printed with it).
 
 import { DuckDBInstance } from '@duckdb/node-api';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { homedir, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { build } from '../src/core/data/build.ts';
 import { generate } from '../src/datagen/generate.ts';
 
 const arg = (name: string, def: string) => {
@@ -88,6 +91,17 @@ await timed('1,000-series cohort, sorted copy', `SELECT count(*) FROM read_parqu
 const groups = async (src: string) =>
   (await c.runAndReadAll(`SELECT count(*) FROM parquet_metadata(${src}) WHERE path_in_schema = 'SeriesInstanceUID' AND stats_min <= '${one}' AND stats_max >= '${one}'`)).getRows()[0]![0];
 say('row groups whose SeriesInstanceUID range holds one series (as generated / sorted)', `${Number(await groups(`'${join(exp, 'dicom_all')}/*.parquet'`))} / ${Number(await groups(`'${sorted}/*.parquet'`))}`);
+// The same questions over the table the build copies into the release's database (what caller SQL reads).
+const dbFile = join(out, 'bench-release.duckdb');
+const tb = Date.now();
+const report = await build({ from: out, db: dbFile });
+if (report.rebuilt) say('build of the release database, full metadata copied in', `${((Date.now() - tb) / 1000).toFixed(1)} s`);
+await c.run(`ATTACH '${dbFile}' AS rel (READ_ONLY)`);
+await timed('copied table: count CT slices < 1 mm, whole release', `SELECT count(*) FROM rel.dicom_all WHERE Modality = 'CT' AND TRY_CAST(SliceThickness AS DOUBLE) < 1`);
+await timed(`copied table: instance page, 1,000 rows of ${coll}`, `SELECT SOPInstanceUID, crdc_instance_uuid, instance_size, aws_url, gcs_url, SliceThickness FROM rel.dicom_all WHERE collection_id = '${coll}' LIMIT 1000`, true);
+await timed('copied table: instance manifest of a 1,000-series cohort', `SELECT SeriesInstanceUID, SOPInstanceUID, aws_url FROM rel.dicom_all WHERE SeriesInstanceUID IN (SELECT SeriesInstanceUID FROM cohort)`, true);
+await timed('copied table: one series', `SELECT count(*) FROM rel.dicom_all WHERE SeriesInstanceUID = '${one}'`);
+say('release database on disk (index, full metadata and the rest)', `${(statSync(dbFile).size / 1e6).toFixed(0)} MB`);
 say('RSS added by these queries (peak)', `${((peak - rss0) / 1e6).toFixed(0)} MB`);
 say('Parquet on disk: dicom_all / all five tables / whole dataset', `${(du(join(exp, 'dicom_all')) / 1e6).toFixed(0)} MB / ${(du(exp) / 1e6).toFixed(0)} MB / ${(du(out) / 1e6).toFixed(0)} MB`);
 say('load average (1, 5, 15 min)', loadavg().map((x) => x.toFixed(2)).join(', '));
