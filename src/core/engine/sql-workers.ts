@@ -202,6 +202,42 @@ export class SqlWorkers {
     );
   }
 
+  /**
+   * The worker ready, or a 503 once the statement timeout passes first: a start that hangs (a process
+   * that never says it is ready, nor exits) must not hold a request, and its slot, forever. A caller
+   * that leaves stops waiting; the start goes on for the next query.
+   */
+  private async startWithin(w: Worker, signal?: AbortSignal): Promise<void> {
+    const d = deadline(this.o.timeoutMs, 'IDQS_SQL_TIMEOUT_MS', signal);
+    try {
+      await Promise.race([
+        this.ensure(w, currentWork()?.requestId),
+        new Promise<never>((_, reject) => {
+          if (d.signal.aborted) reject(d.signal.reason);
+          d.signal.addEventListener('abort', () => reject(d.signal.reason), { once: true });
+        }),
+      ]);
+    } catch (e) {
+      if (!(e instanceof DeadlineReached)) throw e;
+      const proc = w.proc;
+      if (proc) {
+        const tempDir = w.tempDir;
+        w.killed = true;
+        w.proc = null;
+        w.ready = null;
+        w.tempDir = null;
+        proc.once('exit', () => {
+          if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+        });
+        proc.kill('SIGKILL');
+      }
+      this.events.emit('operator', { level: 'error', msg: 'caller-SQL worker did not start within the statement timeout: killed', pid: proc?.pid, req_id: currentWork()?.requestId });
+      throw unavailable(msg`The SQL worker did not start within ${formatSeconds(this.o.timeoutMs)}s (${setting('IDQS_SQL_TIMEOUT_MS')}); the operator log says so. Retry.`);
+    } finally {
+      d.clear();
+    }
+  }
+
   /** After a query: a worker that ran out of memory, or now holds more than its share, is replaced at once. */
   private checkAfterQuery(w: Worker, e: Error | null): void {
     const proc = w.proc;
@@ -302,7 +338,7 @@ export class SqlWorkers {
     if (w.idleTimer) clearTimeout(w.idleTimer);
     w.idleTimer = null;
     try {
-      await this.ensure(w, currentWork()?.requestId);
+      await this.startWithin(w, signal);
       // Closed while its worker started: the worker is being killed, and a job given to it now would wait for its deadline.
       if (this.closed) throw engineClosed();
     } catch (e) {
