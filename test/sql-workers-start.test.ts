@@ -11,16 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqlWorkers } from '../src/core/engine/sql-workers.ts';
+import { processAlive as alive } from '../src/core/engine/worker-temp.ts';
 import { IdqsError } from '../src/core/errors.ts';
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 test('a worker that never starts: 503 at the statement timeout naming it, the process killed, the next query tries a fresh one', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'idqs-start-'));

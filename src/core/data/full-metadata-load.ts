@@ -12,12 +12,9 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FULL_TABLES } from '../registry/full-metadata.ts';
+import { FULL_RECORD, FULL_TABLES } from '../registry/full-metadata.ts';
 import { qi } from '../registry/tables.ts';
 import { lit } from './sql.ts';
-
-/** What the fetch records beside the tables it brought (full-fetch.ts writes it). */
-const RECORD = 'full-metadata.json';
 
 /** The export folders of a release folder: bigquery_export/idc_v<N>, newest first (not the _clinical ones). */
 async function exportFolders(dir: string): Promise<string[]> {
@@ -36,8 +33,8 @@ const hasParts = async (folder: string) => existsSync(folder) && (await readdir(
 export async function fullMetadataIdentity(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const folder of await exportFolders(dir)) {
-    const record = join(folder, RECORD);
-    if (existsSync(record)) out.push(`${folder.slice(dir.length + 1)}/${RECORD} ${createHash('sha256').update(await readFile(record)).digest('hex')}`);
+    const record = join(folder, FULL_RECORD);
+    if (existsSync(record)) out.push(`${folder.slice(dir.length + 1)}/${FULL_RECORD} ${createHash('sha256').update(await readFile(record)).digest('hex')}`);
   }
   return out;
 }

@@ -220,17 +220,7 @@ export class SqlWorkers {
     } catch (e) {
       if (!(e instanceof DeadlineReached)) throw e;
       const proc = w.proc;
-      if (proc) {
-        const tempDir = w.tempDir;
-        w.killed = true;
-        w.proc = null;
-        w.ready = null;
-        w.tempDir = null;
-        proc.once('exit', () => {
-          if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-        });
-        proc.kill('SIGKILL');
-      }
+      if (proc) this.detachAndKill(w, proc);
       this.events.emit('operator', { level: 'error', msg: 'caller-SQL worker did not start within the statement timeout: killed', pid: proc?.pid, req_id: currentWork()?.requestId });
       throw unavailable(msg`The SQL worker did not start within ${formatSeconds(this.o.timeoutMs)}s (${setting('IDQS_SQL_TIMEOUT_MS')}); the operator log says so. Retry.`);
     } finally {
@@ -255,8 +245,13 @@ export class SqlWorkers {
   private replace(w: Worker, proc: ChildProcess, why: string): void {
     this.replaced++;
     this.events.emit('operator', { level: 'info', msg: `caller-SQL worker replaced before its next query: ${why}` });
+    this.detachAndKill(w, proc);
+    this.warm(w);
+  }
+
+  /** Kill `proc`, detached from `w` first: its exit then touches neither the worker's next process nor its folder (removed once it is gone). */
+  private detachAndKill(w: Worker, proc: ChildProcess): void {
     const tempDir = w.tempDir;
-    // Detached first: its exit then touches neither the worker's new process nor its folder.
     w.proc = null;
     w.ready = null;
     w.tempDir = null;
@@ -264,7 +259,6 @@ export class SqlWorkers {
       if (tempDir) rmSync(tempDir, { recursive: true, force: true });
     });
     proc.kill('SIGKILL');
-    this.warm(w);
   }
 
   /** Start `w`'s process outside any request; once ready it is stopped when idle like any other. */

@@ -187,6 +187,9 @@ export const FULL_TABLE_NAMES = FULL_TABLES.map((t) => t.name);
 export const FULL_TABLE_BY_NAME = new Map(FULL_TABLES.map((t) => [t.name, t]));
 
 /** Folder of a release's export, relative to its folder: the bucket's layout, so the same paths work on both. */
+/** The record the fetch keeps beside the tables of an export folder (what it brought, with checksums). */
+export const FULL_RECORD = 'full-metadata.json';
+
 export function exportDir(releaseNumber: number): string {
   return `bigquery_export/idc_v${releaseNumber}`;
 }

@@ -14,13 +14,12 @@ import { mkdir, readFile, rename, rm, statfs, writeFile } from 'node:fs/promises
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { withCacheLock } from '../cache-lock.ts';
-import { exportDir, FULL_TABLE_NAMES } from '../registry/full-metadata.ts';
+import { exportDir, FULL_RECORD, FULL_TABLE_NAMES } from '../registry/full-metadata.ts';
 import { S3Client, type S3Object } from '../s3.ts';
 import { bytesToFetch, fetchTableParts, tablesOfListing, type TablePlace } from './bucket-tables.ts';
 import type { MetadataBucket } from './clinical-fetch.ts';
 import { ReleaseError, type FetchEvent } from './fetch.ts';
 
-export const FULL_RECORD = 'full-metadata.json';
 const STAGING = '.full-partial';
 
 export interface FullFetchOptions {

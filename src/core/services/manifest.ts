@@ -26,7 +26,7 @@ import { isTableFormat, jsonArray, manifestColumns, TABLE_FORMATS, tableLine, UR
 export type { StoreKey };
 
 /** Columns a manifest line is built from (URL, bucket map, folders). */
-const LINE_COLUMNS = 'collection_id, PatientID, StudyInstanceUID, SeriesInstanceUID, aws_bucket, crdc_series_uuid, series_cloud1_url';
+const LINE_COLUMNS = ['collection_id', 'PatientID', 'StudyInstanceUID', 'SeriesInstanceUID', 'aws_bucket', 'crdc_series_uuid', 'series_cloud1_url'];
 
 export const MANIFEST_FORMATS = ['urls', 's5cmd', ...TABLE_FORMATS] as const;
 export type ManifestFormat = (typeof MANIFEST_FORMATS)[number];
@@ -141,7 +141,7 @@ async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
   const table = isTableFormat(format) ? tableLine(format, columns, urlExpression(ctx, store)) : null;
   const line = table ?? lineExpression(ctx, store, format);
   // The row's own columns beside those every line is built from (url is computed from them).
-  const read = [...new Set([...LINE_COLUMNS.split(', '), ...columns.filter((c) => c !== URL_COLUMN)])].map(qi).join(', ');
+  const read = [...new Set([...LINE_COLUMNS, ...columns.filter((c) => c !== URL_COLUMN)])].map(qi).join(', ');
   const { linesAt, total } = await answer('manifestLines', ctx, {
     from: src.from,
     where: src.where,
@@ -149,7 +149,7 @@ async function openManifest(ctx: AppContext, req: ManifestTextRequest) {
     // The rows of a past release (as_of) are no rows of the served index.
     indexable: src.names === null,
     filters: src.filters_applied,
-    line: { sql: line.sql, params: line.params },
+    line,
     columns: read,
     order: MANIFEST_ORDER,
   });
